@@ -1,0 +1,21 @@
+"""Configuration: the settings model, loading (TOML + .env + environment), saving, fingerprint."""
+
+from w2c_tui.config.errors import ConfigError
+from w2c_tui.config.fingerprint import canonical_json, fingerprint_payload, session_fingerprint
+from w2c_tui.config.load import LoadedConfig, load_config, token_variable, validate
+from w2c_tui.config.save import save_settings
+from w2c_tui.config.schema import Settings, StabilitySweep
+
+__all__ = [
+    "ConfigError",
+    "LoadedConfig",
+    "Settings",
+    "StabilitySweep",
+    "canonical_json",
+    "fingerprint_payload",
+    "load_config",
+    "save_settings",
+    "session_fingerprint",
+    "token_variable",
+    "validate",
+]

@@ -1,0 +1,159 @@
+"""Load settings: built-in defaults < config.toml < .env < environment.
+
+Tokens are resolved here and live only in memory: `token` in the file, else the variable
+named by `token_env`, else `TOKEN_<NAME>`. `RUN_KEY` overrides `[run] run_key`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from dotenv import dotenv_values
+from pydantic import BaseModel, ValidationError
+
+from w2c_tui.config.errors import ConfigError, nearest, where
+from w2c_tui.config.schema import ProviderSettings, Settings
+
+DEFAULT_CONFIG_NAME = "config.toml"
+
+
+@dataclass
+class LoadedConfig:
+    settings: Settings
+    path: Path | None  # None: embedded defaults, no file
+    base_dir: Path  # relative paths in the file are relative to this folder
+    environ: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def embedded(self) -> bool:
+        """True when no provider is configured: the simulated endpoint stands in."""
+        return not self.settings.providers
+
+    def resolve_path(self, value: str) -> Path:
+        path = Path(os.path.expanduser(value))
+        return path if path.is_absolute() else (self.base_dir / path)
+
+    @property
+    def workdir(self) -> Path:
+        return self.resolve_path(self.settings.run.workdir_base).resolve()
+
+    @property
+    def secrets(self) -> list[str]:
+        return [p.token for p in self.settings.providers.values() if p.token]
+
+
+def token_variable(name: str, provider: ProviderSettings) -> str:
+    """The environment variable a user should set for this provider's token."""
+    return provider.token_env or f"TOKEN_{name.upper().replace('-', '_')}"
+
+
+def load_config(
+    path: str | Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> LoadedConfig:
+    """Read `path` (or ./config.toml when it exists) and apply .env and environment.
+
+    With no file at all the result holds the embedded defaults (no providers).
+    """
+    cwd = cwd or Path.cwd()
+    if path is not None:
+        config_path: Path | None = Path(path)
+        if not config_path.exists():
+            raise ConfigError(f"{config_path}: config file not found (copy config.example.toml to start one)")
+        if config_path.is_dir():
+            raise ConfigError(f"{config_path}: is a folder; --config takes a TOML file")
+    else:
+        candidate = cwd / DEFAULT_CONFIG_NAME
+        config_path = candidate if candidate.is_file() else None
+
+    text = ""
+    raw: dict[str, Any] = {}
+    if config_path is not None:
+        try:
+            text = config_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_path}: cannot be read ({exc})") from None
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_path}: invalid TOML: {exc}; fix the syntax at that line") from None
+
+    base_dir = (config_path.parent if config_path else cwd).resolve()
+    env = _environment(base_dir, environ)
+    settings = validate(raw, config_path, text)
+    _apply_environment(settings, env)
+    return LoadedConfig(settings=settings, path=config_path, base_dir=base_dir, environ=env)
+
+
+def _environment(base_dir: Path, environ: Mapping[str, str] | None) -> dict[str, str]:
+    """.env beside the config file, overridden by the real environment."""
+    merged: dict[str, str] = {}
+    dotenv = base_dir / ".env"
+    if dotenv.is_file():
+        merged.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
+    merged.update(os.environ if environ is None else environ)
+    return merged
+
+
+def validate(raw: dict[str, Any], path: Path | None = None, text: str = "") -> Settings:
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, path, text)) from None
+
+
+def _explain(exc: ValidationError, path: Path | None, text: str) -> str:
+    """The first pydantic error as one sentence with file, line and a fix."""
+    # A misspelt key also makes its correct name "missing": name the typo first.
+    error = min(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    loc = tuple(error["loc"])
+    place = where(path, text, loc)
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        suggestion = nearest(key, _valid_keys(loc[:-1]))
+        hint = f"; did you mean '{suggestion}'?" if suggestion else "; remove it or check config.example.toml"
+        return f"{place}: unknown key '{key}'{hint}"
+    if error["type"] == "missing":
+        return f"{place}: required key is missing; add it (see config.example.toml)"
+    given = error.get("input")
+    shown = "" if isinstance(given, (dict, list)) else f" (got {given!r})"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{place}: {message}{shown}"
+
+
+def _valid_keys(loc: tuple[Any, ...]) -> list[str]:
+    """Field names valid at a location, for 'did you mean' suggestions."""
+    model: type[BaseModel] | None = Settings
+    for part in loc:
+        if model is None:
+            return []
+        info = model.model_fields.get(str(part))
+        if info is None:  # a dict key such as the <name> of providers.<name>
+            continue
+        model = _model_of(info.annotation)
+    return list(model.model_fields) if model else []
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_of(arg)
+        if found:
+            return found
+    return None
+
+
+def _apply_environment(settings: Settings, env: Mapping[str, str]) -> None:
+    run_key = env.get("RUN_KEY", "").strip()
+    if run_key:
+        settings.run.run_key = run_key
+    for name, provider in settings.providers.items():
+        if not provider.token:
+            provider.token = env.get(token_variable(name, provider), "").strip()

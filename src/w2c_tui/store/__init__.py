@@ -1,0 +1,1 @@
+"""The session store: layout, append-only JSONL, audit events, session metadata."""

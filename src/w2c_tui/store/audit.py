@@ -1,0 +1,131 @@
+"""Structured audit events (`audit_fallbacks.jsonl`) and their summary (guide §9, §12)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from w2c_tui.store.jsonl import BadLine, JsonlAppender, iter_rows
+
+SEVERITIES = ("info", "warning", "error")
+
+# Event types that replace a model's answer with one we chose; counted as "forced".
+FORCED_TYPES = frozenset(
+    {
+        "judge_json_parse_failed_second_fallback_to_cannot_answer",
+        "all_logprobs_-inf_string_fallback",
+        "missing_prediction_uuid",
+        "invalid_label_coercion_to_cannot_answer",
+    }
+)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """The common fields every event of one pipeline carries."""
+
+    run_key: str
+    session_fingerprint: str
+    exp_name: str
+    api_seed: int
+
+
+class AuditLog:
+    """Appends events for one pipeline; `listeners` see each event as it is written."""
+
+    def __init__(self, path: Path, context: AuditContext) -> None:
+        self.path = Path(path)
+        self.context = context
+        self._appender: JsonlAppender | None = None
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def emit(
+        self,
+        fallback_type: str,
+        *,
+        uuid: str | None = None,
+        pipeline: str | None = None,
+        stage: str = "",
+        severity: str = "warning",
+        details: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        event = {
+            "ts_utc": utc_now(),
+            "run_key": self.context.run_key,
+            "session_fingerprint": self.context.session_fingerprint,
+            "exp_name": self.context.exp_name,
+            "api_seed": self.context.api_seed,
+            "uuid": uuid,
+            "pipeline": pipeline or self.context.exp_name,
+            "stage": stage,
+            "fallback_type": fallback_type,
+            "severity": severity if severity in SEVERITIES else "warning",
+            "details": details or {},
+        }
+        if self._appender is None:
+            self._appender = JsonlAppender(self.path)
+        self._appender.append(event)
+        for listener in self.listeners:
+            listener(event)
+        return event
+
+    def bad_line_reporter(self, stage: str = "resume") -> Callable[[BadLine], None]:
+        """A callback for readers: a torn or corrupt checkpoint line becomes an event."""
+
+        def report(bad: BadLine) -> None:
+            self.emit(
+                "checkpoint_line_torn" if bad.torn else "checkpoint_line_corrupt",
+                stage=stage,
+                severity="warning",
+                details={"file": bad.path.name, "line": bad.line, "reason": bad.reason},
+            )
+
+        return report
+
+    def close(self) -> None:
+        if self._appender is not None:
+            self._appender.close()
+            self._appender = None
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    return list(iter_rows(path))
+
+
+def summarize(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of guide §12: totals, UUIDs affected, by type / stage / severity, forced ones."""
+    events = list(events)
+    by_type: Counter[str] = Counter()
+    by_stage: Counter[str] = Counter()
+    by_severity: Counter[str] = Counter()
+    uuids: set[str] = set()
+    forced_uuids: set[str] = set()
+    forced = 0
+    for event in events:
+        kind = str(event.get("fallback_type") or "unknown")
+        by_type[kind] += 1
+        by_stage[str(event.get("stage") or "")] += 1
+        by_severity[str(event.get("severity") or "")] += 1
+        uuid = event.get("uuid")
+        if uuid:
+            uuids.add(uuid)
+        if kind in FORCED_TYPES:
+            forced += 1
+            if uuid:
+                forced_uuids.add(uuid)
+    return {
+        "total_events": len(events),
+        "n_uuids_affected": len(uuids),
+        "by_fallback_type": dict(sorted(by_type.items())),
+        "by_stage": dict(sorted(by_stage.items())),
+        "by_severity": dict(sorted(by_severity.items())),
+        "forced_fallback_events": forced,
+        "forced_fallback_uuids": len(forced_uuids),
+    }

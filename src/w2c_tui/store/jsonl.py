@@ -1,0 +1,141 @@
+"""Append-only JSONL: whole lines, flushed per row, fsynced at least once a second.
+
+A killed process loses at most the row it was writing. The reader tolerates what such a
+kill leaves behind (a torn last line) and any corrupt line, reporting each instead of
+failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+FSYNC_INTERVAL_SECONDS = 1.0
+
+
+def dumps(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=str)
+
+
+class JsonlAppender:
+    """One open file; `append` writes a row as a single line and flushes it.
+
+    Safe to share between asyncio tasks and threads: a lock keeps every line whole.
+    """
+
+    def __init__(self, path: Path, *, fsync_interval: float = FSYNC_INTERVAL_SECONDS) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._fsync_interval = fsync_interval
+        self._last_sync = time.monotonic()
+        self._repair_torn_tail()
+
+    def _repair_torn_tail(self) -> None:
+        """Start on a fresh line if a killed writer left half a row without newline."""
+        size = self.path.stat().st_size
+        if size == 0:
+            return
+        with self.path.open("rb") as fh:
+            fh.seek(size - 1)
+            if fh.read(1) != b"\n":
+                self._fh.write("\n")
+                self._fh.flush()
+
+    def append(self, row: dict[str, Any]) -> None:
+        line = dumps(row) + "\n"
+        with self._lock:
+            self._fh.write(line)
+            self._fh.flush()
+            now = time.monotonic()
+            if now - self._last_sync >= self._fsync_interval:
+                os.fsync(self._fh.fileno())
+                self._last_sync = now
+
+    def sync(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+                self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        self.sync()
+        with self._lock:
+            self._fh.close()
+
+    def __enter__(self) -> "JsonlAppender":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class BadLine:
+    path: Path
+    line: int
+    reason: str
+    torn: bool  # the last line, without its newline: a write cut short
+
+
+def iter_rows(path: Path, on_bad: Callable[[BadLine], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Yield every decodable JSON object; report the rest to `on_bad`."""
+    path = Path(path)
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        data = fh.read()
+    lines = data.split(b"\n")
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        torn = index == last  # no newline after it
+        try:
+            row = json.loads(raw)
+            if not isinstance(row, dict):
+                raise ValueError("not a JSON object")
+        except (ValueError, UnicodeDecodeError) as exc:
+            if on_bad is not None:
+                on_bad(BadLine(path, index + 1, str(exc)[:200], torn))
+            continue
+        yield row
+
+
+def read_keyed(path: Path, key: str = "uuid", on_bad: Callable[[BadLine], None] | None = None) -> dict[str, dict[str, Any]]:
+    """Rows keyed by `key`, last write wins (resume appends newer rows after older ones)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for row in iter_rows(path, on_bad):
+        value = row.get(key)
+        if isinstance(value, str):
+            rows[value] = row
+    return rows
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A small JSON document, or None when absent or unreadable."""
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a document."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(payload, fh, ensure_ascii=False, indent=2, default=str)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

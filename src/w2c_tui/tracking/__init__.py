@@ -1,0 +1,41 @@
+"""Experiment tracking (MLflow), optional and never fatal to an evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from w2c_tui.config.schema import MlflowSettings
+from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.store.layout import SessionPaths
+
+
+def sink_for(settings: MlflowSettings, workdir: Path):
+    from w2c_tui.tracking.mlflow_sink import MlflowSink, artifact_root, default_tracking_uri
+
+    uri = settings.tracking_uri.strip() or default_tracking_uri(workdir)
+    location = None if settings.tracking_uri.strip() else artifact_root(workdir)
+    return MlflowSink(uri, settings.experiment_name, location)
+
+
+def track_session(
+    settings: MlflowSettings, workdir: Path, paths: SessionPaths, exp_names: list[str], api_seed: int, redact=str
+) -> dict[str, Any] | None:
+    """Log a session to MLflow; on failure write `mlflow_tracking_failed` and return None.
+
+    Blocking: call it in a thread.
+    """
+    try:
+        return sink_for(settings, workdir).sync_session(paths, exp_names)
+    except Exception as exc:  # noqa: BLE001 - tracking must never end an evaluation
+        message = redact(f"{type(exc).__name__}: {exc}")[:500]
+        for exp_name in exp_names:
+            log = AuditLog(paths.audit_file(exp_name), AuditContext(paths.run_key, paths.fingerprint, exp_name, api_seed))
+            log.emit(
+                "mlflow_tracking_failed",
+                stage="tracking",
+                severity="warning",
+                details={"error": message, "retry": "resume the session or run `w2c-tui mlflow sync SESSION_DIR`"},
+            )
+            log.close()
+        return None

@@ -1,0 +1,82 @@
+"""Which provider serves a model, and what the client needs to know about each provider."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+
+class MissingTokenError(RuntimeError):
+    """A remote provider is about to be used but nobody gave us its token."""
+
+    def __init__(self, provider: str, variable: str) -> None:
+        self.provider = provider
+        self.variable = variable
+        super().__init__(
+            f"provider '{provider}' has no token: set {variable} in .env or the environment, "
+            f"or [providers.{provider}] token_env"
+        )
+
+
+@dataclass
+class ProviderSettings:
+    name: str
+    base_url: str
+    token: str | None = field(default=None, repr=False)
+    # The variable a user should set; only used in messages, never read here.
+    token_env_hint: str = ""
+    model_prefixes: list[str] = field(default_factory=list)
+    max_concurrency: int = 16
+    requests_per_minute: int = 0  # 0 = unlimited
+    is_default: bool = False
+
+    def __post_init__(self) -> None:
+        self.base_url = self.base_url.strip().rstrip("/")
+        if not self.token_env_hint:
+            self.token_env_hint = f"TOKEN_{self.name.upper().replace('-', '_')}"
+        if self.max_concurrency < 1:
+            raise ValueError(f"provider '{self.name}': max_concurrency must be at least 1")
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_url(self.base_url)
+
+    def check_token(self) -> None:
+        """Local servers (the simulator, a local vLLM) need no token; remote ones do."""
+        if not self.token and not self.is_loopback:
+            raise MissingTokenError(self.name, self.token_env_hint)
+
+
+def is_loopback_url(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def default_provider(providers: list[ProviderSettings]) -> ProviderSettings:
+    """The marked default, else the first catch-all (no prefixes), else the first."""
+    if not providers:
+        raise ValueError("no providers configured")
+    for provider in providers:
+        if provider.is_default:
+            return provider
+    for provider in providers:
+        if not provider.model_prefixes:
+            return provider
+    return providers[0]
+
+
+def route(model: str, providers: list[ProviderSettings]) -> ProviderSettings:
+    """The provider with the longest prefix matching `model`, else the default provider."""
+    best: ProviderSettings | None = None
+    best_length = -1
+    for provider in providers:
+        for prefix in provider.model_prefixes:
+            if prefix and model.startswith(prefix) and len(prefix) > best_length:
+                best, best_length = provider, len(prefix)
+    return best if best is not None else default_provider(providers)

@@ -1,1 +1,0 @@
-def main(): print("w2c-tui")

@@ -1,0 +1,72 @@
+"""The `w2c-tui` command: the app by default, subcommands for servers and scripts.
+
+Exit codes: 0 success, 1 the run did not finish every pipeline, 2 bad input (config,
+data, arguments, unreachable provider) with one readable message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from w2c_tui import __version__
+
+EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print usage and exit 2 itself
+        self.print_usage(sys.stderr)
+        raise CliError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from w2c_tui.cli import data_cmd, mlflow_cmd, run_cmd, sessions_cmd, sim_cmd
+
+    parser = _Parser(prog="w2c-tui", description="Run and browse When2Call evaluations against OpenAI-compatible APIs.")
+    parser.add_argument("--version", action="version", version=f"w2c-tui {__version__}")
+    parser.add_argument("--config", metavar="FILE", help="configuration file (default: ./config.toml if present)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    run_cmd.register(sub)
+    sessions_cmd.register(sub)
+    sim_cmd.register(sub)
+    data_cmd.register(sub)
+    mlflow_cmd.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from w2c_tui.config import ConfigError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            return _open_app(args)
+        return int(args.handler(args) or 0)
+    except CliError as exc:
+        print(f"w2c-tui: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ConfigError as exc:
+        print(f"w2c-tui: config error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("w2c-tui: interrupted", file=sys.stderr)
+        return 130
+
+
+def _open_app(args: argparse.Namespace) -> int:
+    try:
+        from w2c_tui.tui.app import run_app
+    except ImportError:
+        build_parser().print_help()
+        return EXIT_OK
+    return run_app(config_path=args.config)
+
+
+def entry() -> None:
+    sys.exit(main())

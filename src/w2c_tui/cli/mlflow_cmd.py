@@ -1,0 +1,70 @@
+"""`w2c-tui mlflow sync` and `w2c-tui mlflow-ui`."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from w2c_tui.cli import CliError
+from w2c_tui.cli.common import add_config_argument, load
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("mlflow", help="MLflow tracking tools")
+    actions = parser.add_subparsers(dest="mlflow_command", metavar="ACTION", required=True)
+    sync = actions.add_parser("sync", help="log a session's metrics and artifacts that are missing in MLflow")
+    add_config_argument(sync)
+    sync.add_argument("session_dir", metavar="SESSION_DIR")
+    sync.set_defaults(handler=run_sync)
+
+    ui = sub.add_parser("mlflow-ui", help="start the MLflow UI on 127.0.0.1 for the workdir's store")
+    add_config_argument(ui)
+    ui.add_argument("--port", type=int, default=5000)
+    ui.set_defaults(handler=run_ui)
+
+
+def run_sync(args: argparse.Namespace) -> int:
+    from w2c_tui.store.layout import SessionPaths
+    from w2c_tui.tracking import sink_for
+    from w2c_tui.tracking.mlflow_sink import run_url
+
+    loaded = load(args)
+    root = Path(args.session_dir)
+    if not (root / "manifest.json").is_file():
+        raise CliError(f"{root}: not a session folder (no manifest.json)")
+    sink = sink_for(loaded.settings.mlflow, loaded.workdir)
+    try:
+        ids = sink.sync_session(SessionPaths(root))
+    except Exception as exc:  # noqa: BLE001 - shown as one line, not a traceback
+        raise CliError(f"MLflow at {sink.tracking_uri} failed: {type(exc).__name__}: {str(exc)[:300]}") from None
+    print(f"logged to {sink.tracking_uri}: parent run {ids['parent_run_id']}, {len(ids['child_run_ids'])} child runs")
+    url = run_url("http://127.0.0.1:5000", ids)
+    if url:
+        print(url)
+    return 0
+
+
+def run_ui(args: argparse.Namespace) -> int:
+    from w2c_tui.tracking.mlflow_sink import artifact_root, default_tracking_uri
+
+    loaded = load(args)
+    uri = loaded.settings.mlflow.tracking_uri.strip()
+    if uri.startswith(("http://", "https://")):
+        print(f"MLflow runs on a server: open {uri}")
+        return 0
+    workdir = loaded.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    uri = uri or default_tracking_uri(workdir)
+    command = [
+        sys.executable, "-m", "mlflow", "ui",
+        "--backend-store-uri", uri,
+        "--default-artifact-root", artifact_root(workdir),
+        "--host", "127.0.0.1", "--port", str(args.port),
+    ]
+    print(f"MLflow UI for {uri} at http://127.0.0.1:{args.port}  (ctrl+c stops it)", flush=True)
+    try:
+        return subprocess.call(command)
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,69 @@
+"""Headless progress on stderr: redrawn bars on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import TextIO
+
+from w2c_tui.cli.common import fmt
+from w2c_tui.engine.state import RunState
+
+SIMULATED_NOTE = "SIMULATED endpoint: answers come from w2c-tui's built-in pseudo-model, not a real LLM"
+
+
+def _bar(done: int, total: int, width: int = 24) -> str:
+    filled = int(width * done / total) if total else width
+    return "█" * filled + "░" * (width - filled)
+
+
+def render(state: RunState) -> list[str]:
+    snap = state.snapshot()
+    lines = [f"{snap['label']}{'  [SIMULATED]' if snap['simulated'] else ''}"]
+    for name, p in snap["pipelines"].items():
+        eta = f"ETA {int(p['eta_seconds'])}s" if p["eta_seconds"] is not None else p["status"]
+        failed = f" failed {p['failed']}" if p["failed"] else ""
+        lines.append(
+            f"  {name[:34]:<34} {_bar(p['done'], p['total'])} {p['done']:>5}/{p['total']:<5} "
+            f"{p['rate']:5.1f} ex/s {eta:<9} acc {fmt(p['accuracy'], 2)} F1 {fmt(p['macro_f1'], 2)}{failed}"
+        )
+    retries = ", ".join(f"{cause}×{n}" for cause, n in sorted(snap["retries"].items())) or "none"
+    lat = snap["latency_p50"], snap["latency_p95"]
+    lines.append(
+        f"  requests {snap['requests']} ({snap['requests_per_second']:.1f}/s, in flight {snap['in_flight']}) "
+        f"latency p50 {fmt(lat[0], 2)}s p95 {fmt(lat[1], 2)}s  retries {retries}  errors {snap['errors']}"
+    )
+    for provider, wait in snap["waits"].items():
+        lines.append(f"  waiting {wait['seconds_left']:.0f} s: {wait['cause']} from {provider}")
+    return lines
+
+
+async def show_progress(states: list[RunState], stream: TextIO = sys.stderr, interval: float = 0.5) -> None:
+    """Until cancelled: redraw in place on a TTY, else a plain block every 10 s."""
+    tty = stream.isatty()
+    drawn = 0
+    last_plain = 0.0
+    try:
+        while True:
+            active = [s for s in states if s.pipelines]
+            lines = [line for s in active for line in render(s)]
+            if tty:
+                if drawn:
+                    stream.write(f"\x1b[{drawn}F\x1b[J")
+                stream.write("\n".join(lines) + "\n")
+                drawn = len(lines)
+                stream.flush()
+            elif time.monotonic() - last_plain >= 10 and lines:
+                stream.write("\n".join(lines) + "\n")
+                stream.flush()
+                last_plain = time.monotonic()
+            await asyncio.sleep(interval)
+    except asyncio.CancelledError:
+        lines = [line for s in states if s.pipelines for line in render(s)]
+        if tty and drawn:
+            stream.write(f"\x1b[{drawn}F\x1b[J")
+        if lines:
+            stream.write("\n".join(lines) + "\n")
+        stream.flush()
+        raise

@@ -1,0 +1,82 @@
+"""`w2c-tui run`: a whole evaluation without the app."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+
+from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
+from w2c_tui.cli.common import add_config_argument, fmt, load
+from w2c_tui.cli.progress import SIMULATED_NOTE, show_progress
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="run an evaluation headless (progress on stderr)")
+    add_config_argument(parser)
+    parser.add_argument("--run-key", metavar="KEY", help="run bucket (default: RUN_KEY, [run] run_key, or generated)")
+    parser.add_argument("--model", action="append", metavar="M", help="target model (repeat for several sessions)")
+    parser.add_argument(
+        "--only", action="append", metavar="PIPELINE", help="llm_judge, mcq, mcq_logprob or stability (repeatable)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from w2c_tui.engine.launch import Launch, LaunchError
+
+    loaded = load(args)
+    try:
+        launch = Launch(loaded, run_key=args.run_key, models=args.model, only=args.only)
+    except LaunchError as exc:
+        print(f"w2c-tui: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if launch.simulated:
+        print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
+    try:
+        outcomes = asyncio.run(_run(launch))
+    except LaunchError as exc:
+        print(f"w2c-tui: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    ok = bool(outcomes) and all(o.ok for o in outcomes)
+    for outcome in outcomes:
+        _print_summary(outcome, simulated=launch.simulated)
+    if not ok:
+        print(
+            f"w2c-tui: not every pipeline finished; run again with --run-key '{launch.run_key}' to resume",
+            file=sys.stderr,
+        )
+    for outcome in outcomes:
+        print(outcome.plan.paths.root)
+    return EXIT_OK if ok else EXIT_INCOMPLETE
+
+
+async def _run(launch) -> list:
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGINT, launch.cancel)
+        loop.add_signal_handler(signal.SIGTERM, launch.cancel)
+    progress = asyncio.create_task(show_progress(list(launch.states.values())))
+    try:
+        return await launch.run()
+    finally:
+        progress.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await progress
+
+
+def _print_summary(outcome, *, simulated: bool) -> None:
+    from w2c_tui.store.browse import read_session
+
+    info = read_session(outcome.plan.paths.root)
+    note = "  [SIMULATED]" if simulated else ""
+    print(f"{outcome.plan.target_model}  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{note}")
+    for pipeline in info.pipelines:
+        m = pipeline.metrics or {}
+        status = outcome.statuses.get(pipeline.exp_name, pipeline.status)
+        print(
+            f"  {pipeline.exp_name:<34} {status:<9} n={fmt(m.get('n_examples'))}  acc {fmt(m.get('accuracy'))}  "
+            f"macro_f1 {fmt(m.get('macro_f1'))}  f1_4 {fmt(m.get('macro_f1_4'))}"
+        )

@@ -1,0 +1,68 @@
+"""Metrics and audit summaries of one pipeline, computed from the files on disk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from w2c_tui.data import Example
+from w2c_tui.metrics import compute_metrics, stability_summary
+from w2c_tui.pipelines.mcq_logprob import PRIMARY_VARIANT, VARIANTS
+from w2c_tui.store.audit import AuditLog, read_events, summarize
+from w2c_tui.store.jsonl import write_json_atomic
+from w2c_tui.store.layout import AUDIT_SUMMARY_FILE, SessionPaths
+
+
+def metrics_for(
+    exp_name: str,
+    rows: dict[str, dict[str, Any]],
+    examples: list[Example],
+    label_of,
+    audit: AuditLog | None,
+    *,
+    seed: int,
+) -> dict[str, Any]:
+    """metrics.json of one pipeline; coercions become audit events (once per UUID and type)."""
+    emit = _metrics_emitter(audit) if audit is not None else None
+    predictions = {uuid: label_of(row) for uuid, row in rows.items()}
+    metrics = compute_metrics(examples, predictions, on_event=emit, bootstrap_seed=seed)
+    metrics["exp_name"] = exp_name
+    if exp_name == "mcq_logprob":
+        metrics["primary_variant"] = PRIMARY_VARIANT
+        metrics["variants"] = {
+            variant: compute_metrics(
+                examples, {u: r.get(f"predicted_label_{variant}") for u, r in rows.items()}, bootstrap_seed=seed
+            )
+            for variant in VARIANTS
+        }
+        metrics["n_string_fallback"] = sum(1 for r in rows.values() if r.get("mode") == "string_fallback")
+        metrics["n_lcp_split"] = sum(1 for r in rows.values() if r.get("used_lcp_split"))
+    if exp_name.startswith("stability_"):
+        wanted = {e.uuid for e in examples}
+        summary = stability_summary([row for uuid, row in rows.items() if uuid in wanted])
+        summary.pop("mode_classification", None)  # the classification keys above are of the modal labels
+        metrics.update(summary)
+    return metrics
+
+
+def _metrics_emitter(audit: AuditLog):
+    seen = {
+        (e.get("fallback_type"), e.get("uuid"))
+        for e in read_events(audit.path)
+        if e.get("stage") == "metrics"
+    }
+
+    def emit(fallback_type: str, uuid: str, details: dict[str, Any]) -> None:
+        if (fallback_type, uuid) in seen:
+            return
+        seen.add((fallback_type, uuid))
+        audit.emit(fallback_type, uuid=uuid, stage="metrics", severity="warning", details=details)
+
+    return emit
+
+
+def write_summaries(paths: SessionPaths, exp_name: str, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Write metrics.json and audit_summary.json under artifacts_local/<exp_name>/."""
+    audit_summary = summarize(read_events(paths.audit_file(exp_name)))
+    write_json_atomic(paths.metrics_file(exp_name), metrics)
+    write_json_atomic(paths.artifacts(exp_name) / AUDIT_SUMMARY_FILE, audit_summary)
+    return audit_summary

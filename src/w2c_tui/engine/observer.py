@@ -1,0 +1,45 @@
+"""Bridges the API client to a session: call traces on disk, counters in RunState."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from w2c_tui.engine.state import RunState
+from w2c_tui.store.jsonl import JsonlAppender
+from w2c_tui.store.layout import SessionPaths
+
+
+class SessionObserver:
+    """Receives every attempt (already redacted) and writes it to llm_calls/<exp>.jsonl."""
+
+    def __init__(self, paths: SessionPaths, state: RunState) -> None:
+        self.paths = paths
+        self.state = state
+        self._traces: dict[str, JsonlAppender] = {}
+
+    def on_attempt(self, record: dict[str, Any]) -> None:
+        exp_name = record.get("exp_name") or "_unattributed"
+        writer = self._traces.get(exp_name)
+        if writer is None:
+            writer = self._traces[exp_name] = JsonlAppender(self.paths.calls_file(exp_name))
+        writer.append(record)
+        usage = record.get("usage") or {}
+        if usage:
+            self.state.on_usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+    def on_retry_wait(self, provider: str, cause: str, seconds: float, ctx: Any = None) -> None:
+        self.state.on_retry_wait(provider, cause, seconds, ctx)
+
+    def on_request_start(self, provider: str) -> None:
+        self.state.on_request_start(provider)
+
+    def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
+        self.state.on_request_end(provider, latency_ms, ok)
+
+    def on_compat(self, provider: str, kind: str, details: dict[str, Any]) -> None:
+        self.state.on_compat(provider, kind, details)
+
+    def close(self) -> None:
+        for writer in self._traces.values():
+            writer.close()
+        self._traces.clear()

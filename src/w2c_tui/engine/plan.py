@@ -1,0 +1,112 @@
+"""From settings to sessions: one session per target model, each with its pipelines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
+from w2c_tui.data import Example, load_examples, select_examples
+from w2c_tui.data.when2call import BUNDLED_PATH, file_sha256
+from w2c_tui.prompts.families import resolve_family
+from w2c_tui.store.layout import SessionPaths, generate_run_key, sanitize_run_key, stability_exp_name
+
+PIPELINES = ("llm_judge", "mcq", "mcq_logprob")
+
+
+class PlanError(ValueError):
+    """The launch cannot start (bad selection); the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Sweep:
+    exp_name: str
+    method: str
+    k: int
+    temperature: float
+
+
+@dataclass
+class SessionPlan:
+    target_model: str
+    family: str
+    fingerprint: str
+    paths: SessionPaths
+    examples: list[Example]
+    pipelines: list[str]
+    sweeps: list[Sweep]
+    dataset_path: Path
+    dataset_sha256: str
+
+    @property
+    def exp_names(self) -> list[str]:
+        return [*self.pipelines, *(s.exp_name for s in self.sweeps)]
+
+
+def resolve_run_key(loaded: LoadedConfig, cli_value: str | None = None) -> str:
+    """--run-key, else RUN_KEY / [run] run_key (already merged), else a generated one."""
+    value = (cli_value or "").strip() or loaded.settings.run.run_key.strip()
+    return sanitize_run_key(value) if value else generate_run_key()
+
+
+def dataset_path(loaded: LoadedConfig) -> Path:
+    configured = loaded.settings.data.eval_data_path.strip()
+    return loaded.resolve_path(configured) if configured else BUNDLED_PATH
+
+
+def plan_sessions(
+    loaded: LoadedConfig,
+    run_key: str,
+    *,
+    models: list[str] | None = None,
+    only: list[str] | None = None,
+) -> list[SessionPlan]:
+    settings = loaded.settings
+    targets = [m for m in (models or settings.models.target_models) if m.strip()]
+    if not targets:
+        raise PlanError("no target model: set [models] target_model or pass --model")
+    chosen = list(only) if only else None
+    unknown = [name for name in chosen or [] if name not in (*PIPELINES, "stability")]
+    if unknown:
+        raise PlanError(f"unknown pipeline {unknown[0]!r}; choose from {', '.join((*PIPELINES, 'stability'))}")
+    pipelines = [p for p in settings.pipelines.enabled() if chosen is None or p in chosen]
+    if chosen:
+        pipelines = [p for p in PIPELINES if p in chosen]
+    sweeps: list[Sweep] = []
+    if (settings.stability.enabled and chosen is None) or (chosen and "stability" in chosen):
+        for sweep in settings.stability.sweeps:
+            for temperature in sweep.temperatures:
+                name = stability_exp_name(sweep.method, sweep.k, temperature)
+                if name not in {s.exp_name for s in sweeps}:
+                    sweeps.append(Sweep(name, sweep.method, sweep.k, temperature))
+    if not pipelines and not sweeps:
+        raise PlanError("nothing to run: every pipeline is switched off ([pipelines] do_* or --only)")
+
+    path = dataset_path(loaded)
+    examples = load_examples(path)
+    data = settings.data
+    selected = select_examples(
+        examples, use_full_dataset=data.use_full_dataset, n_per_label=data.n_per_label, seed=data.subsample_seed
+    )
+    digest = file_sha256(path)
+    plans = []
+    for model in targets:
+        try:
+            family = resolve_family(model, settings.models.template_family)
+        except ValueError as exc:
+            raise PlanError(f"[models] template_family: {exc}") from None
+        fingerprint = session_fingerprint(fingerprint_payload(settings, model, digest, family))
+        plans.append(
+            SessionPlan(
+                target_model=model,
+                family=family,
+                fingerprint=fingerprint,
+                paths=SessionPaths.under(loaded.workdir, run_key, fingerprint),
+                examples=selected,
+                pipelines=pipelines,
+                sweeps=sweeps,
+                dataset_path=path,
+                dataset_sha256=digest,
+            )
+        )
+    return plans

@@ -1,0 +1,215 @@
+"""Run one session: resume from checkpoints, run its pipelines concurrently, write metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from w2c_tui.api import ApiClient, MissingTokenError, PermanentApiError, RetriesExhaustedError
+from w2c_tui.config import LoadedConfig
+from w2c_tui.data import Example
+from w2c_tui.engine.finalize import metrics_for, write_summaries
+from w2c_tui.engine.plan import SessionPlan
+from w2c_tui.engine.state import PipelineProgress, RunState
+from w2c_tui.pipelines.base import Pipeline
+from w2c_tui.pipelines.context import PipelineContext
+from w2c_tui.pipelines.llm_judge import LlmJudgePipeline
+from w2c_tui.pipelines.mcq import McqPipeline
+from w2c_tui.pipelines.mcq_logprob import McqLogprobPipeline
+from w2c_tui.pipelines.stability import StabilityPipeline
+from w2c_tui.redaction import Redactor
+from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.store.session import is_done, mark_done
+
+PIPELINE_CLASSES: dict[str, type[Pipeline]] = {
+    "llm_judge": LlmJudgePipeline,
+    "mcq": McqPipeline,
+    "mcq_logprob": McqLogprobPipeline,
+}
+
+# Errors after which no further example of the pipeline can succeed.
+FATAL_STATUSES = {401, 403, 404}
+
+
+class FatalPipelineError(RuntimeError):
+    pass
+
+
+class SessionRunner:
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        plan: SessionPlan,
+        client: ApiClient,
+        state: RunState,
+        redactor: Redactor,
+        *,
+        workers: int = 16,
+    ) -> None:
+        self.loaded = loaded
+        self.plan = plan
+        self.client = client
+        self.state = state
+        self.redactor = redactor
+        self.workers = max(1, workers)
+        self.capabilities: dict[str, Any] = {}
+        self._tasks: list[asyncio.Task] = []
+        self._cancelled = False
+
+    def _context(self, exp_name: str) -> PipelineContext:
+        settings = self.loaded.settings
+        audit = AuditLog(
+            self.plan.paths.audit_file(exp_name),
+            AuditContext(
+                run_key=self.plan.paths.run_key,
+                session_fingerprint=self.plan.fingerprint,
+                exp_name=exp_name,
+                api_seed=settings.run.api_seed,
+            ),
+        )
+        audit.listeners.append(self.state.add_event)
+        return PipelineContext(
+            exp_name=exp_name,
+            paths=self.plan.paths,
+            client=self.client,
+            settings=settings,
+            target_model=self.plan.target_model,
+            family=self.plan.family,
+            audit=audit,
+            state=self.state,
+            capabilities=self.capabilities,
+        )
+
+    def pipelines(self) -> list[Pipeline]:
+        built: list[Pipeline] = [PIPELINE_CLASSES[name](self._context(name)) for name in self.plan.pipelines]
+        for sweep in self.plan.sweeps:
+            built.append(StabilityPipeline(self._context(sweep.exp_name), sweep.method, sweep.k, sweep.temperature))
+        return built
+
+    async def run(self) -> dict[str, str]:
+        """Run every pipeline; returns exp_name -> status (done, partial, failed, cancelled)."""
+        pipelines = self.pipelines()
+        for pipeline in pipelines:
+            self.state.pipeline(pipeline.exp_name).total = len(self.plan.examples)
+        self._tasks = [asyncio.create_task(self._run_pipeline(p), name=p.exp_name) for p in pipelines]
+        results = await asyncio.gather(*self._tasks, return_exceptions=True)
+        statuses = {}
+        for pipeline, result in zip(pipelines, results):
+            progress = self.state.pipeline(pipeline.exp_name)
+            if isinstance(result, BaseException):
+                progress.status = "cancelled" if isinstance(result, asyncio.CancelledError) else "failed"
+                progress.message = progress.message or self.redactor.text(str(result))
+            statuses[pipeline.exp_name] = progress.status
+        return statuses
+
+    def cancel(self) -> None:
+        """Stop sending; rows already written stay, and a resume continues from them."""
+        self._cancelled = True
+        for task in self._tasks:
+            task.cancel()
+
+    async def _run_pipeline(self, pipeline: Pipeline) -> None:
+        ctx = pipeline.ctx
+        progress = self.state.pipeline(pipeline.exp_name)
+        examples = self.plan.examples
+        try:
+            finished = pipeline.finished_rows()
+            for example in examples:
+                row = finished.get(example.uuid)
+                if row is not None:
+                    progress.record(example.correct_answer, pipeline.label_of(row))
+                    progress.resumed += 1
+            pending = [e for e in examples if e.uuid not in finished]
+            if not pending and is_done(self.plan.paths, pipeline.exp_name) and self.plan.paths.metrics_file(pipeline.exp_name).exists():
+                progress.status = "done"
+                return
+            progress.status = "running"
+            progress.started_at = time.monotonic()
+            pipeline.prepare(pending)
+            await self._work(pipeline, pending, progress)
+        except FatalPipelineError as exc:
+            progress.status = "failed"
+            progress.message = str(exc)
+        except asyncio.CancelledError:
+            progress.status = "cancelled"
+        finally:
+            pipeline.close()
+            progress.finished_at = time.monotonic()
+        await asyncio.to_thread(self._finalize, pipeline, progress)
+        ctx.audit.close()
+        if self._cancelled and progress.status == "running":
+            progress.status = "cancelled"
+
+    async def _work(self, pipeline: Pipeline, pending: list[Example], progress: PipelineProgress) -> None:
+        queue: asyncio.Queue[Example] = asyncio.Queue()
+        for example in pending:
+            queue.put_nowait(example)
+
+        async def worker() -> None:
+            while True:
+                try:
+                    example = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await self._evaluate(pipeline, example, progress)
+
+        tasks = [asyncio.create_task(worker()) for _ in range(min(self.workers, len(pending)) or 0)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _evaluate(self, pipeline: Pipeline, example: Example, progress: PipelineProgress) -> None:
+        try:
+            row = await pipeline.evaluate(example)
+        except MissingTokenError as exc:
+            raise FatalPipelineError(str(exc)) from None
+        except PermanentApiError as exc:
+            message = self.redactor.text(str(exc))
+            if getattr(exc, "status", None) in FATAL_STATUSES:
+                raise FatalPipelineError(message) from None
+            self._record_failure(pipeline, example, progress, "permanent_error", message)
+            return
+        except RetriesExhaustedError as exc:
+            self._record_failure(pipeline, example, progress, getattr(exc, "cause", "retries"), self.redactor.text(str(exc)))
+            return
+        except (ValueError, KeyError, TypeError) as exc:  # a response we could not read
+            self._record_failure(pipeline, example, progress, "bad_response", self.redactor.text(f"{type(exc).__name__}: {exc}"))
+            return
+        progress.record(example.correct_answer, pipeline.label_of(row))
+
+    def _record_failure(self, pipeline: Pipeline, example: Example, progress: PipelineProgress, cause: str, message: str) -> None:
+        """No prediction could be obtained: say so, keep going; a resume retries it."""
+        progress.failed += 1
+        pipeline.ctx.audit.emit(
+            "api_call_failed_example_skipped",
+            uuid=example.uuid,
+            stage="request",
+            severity="error",
+            details={"cause": cause, "error": message[:500]},
+        )
+
+    def _finalize(self, pipeline: Pipeline, progress: PipelineProgress) -> None:
+        """metrics.json and audit summary from disk; _DONE.json when every UUID has a row."""
+        paths = self.plan.paths
+        rows = pipeline.finished_rows()
+        wanted = {e.uuid for e in self.plan.examples}
+        complete = wanted <= rows.keys()
+        metrics = metrics_for(
+            pipeline.exp_name,
+            rows,
+            self.plan.examples,
+            pipeline.label_of,
+            pipeline.ctx.audit,
+            seed=self.loaded.settings.run.api_seed,
+        )
+        metrics["complete"] = complete
+        write_summaries(paths, pipeline.exp_name, metrics)
+        if complete:
+            if not is_done(paths, pipeline.exp_name):
+                mark_done(paths, pipeline.exp_name, {"n_examples": len(wanted), "fingerprint": self.plan.fingerprint})
+            progress.status = "done"
+        elif progress.status == "running":
+            progress.status = "partial"

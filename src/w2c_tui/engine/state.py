@@ -1,0 +1,197 @@
+"""RunState: live counters of a running session, cheap to read several times a second.
+
+The engine and the API client write into it; the TUI and the headless progress printer
+take `snapshot()`s on a timer instead of receiving one message per example.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from w2c_tui.labels import LABELS
+
+_LATENCY_WINDOW = 2000  # most recent latencies kept for p50/p95
+_RATE_WINDOW_SECONDS = 10.0
+
+
+@dataclass
+class PipelineProgress:
+    exp_name: str
+    total: int = 0
+    done: int = 0  # rows checkpointed, including those found on resume
+    resumed: int = 0
+    failed: int = 0
+    status: str = "queued"  # queued, running, done, partial, failed, cancelled
+    message: str = ""
+    started_at: float | None = None
+    finished_at: float | None = None
+    correct: int = 0
+    scored: int = 0
+    confusion: list[list[int]] = field(default_factory=lambda: [[0] * 4 for _ in LABELS])
+    _finish_times: deque = field(default_factory=lambda: deque(maxlen=4096), repr=False)
+
+    def record(self, gold: str, predicted: str | None) -> None:
+        self.done += 1
+        self._finish_times.append(time.monotonic())
+        if predicted in LABELS and gold in LABELS:
+            self.scored += 1
+            self.correct += predicted == gold
+            self.confusion[LABELS.index(gold)][LABELS.index(predicted)] += 1
+
+    def rate(self, now: float) -> float:
+        """Examples per second over the recent window."""
+        recent = [t for t in self._finish_times if now - t <= _RATE_WINDOW_SECONDS]
+        if len(recent) < 2:
+            return 0.0
+        span = max(now - recent[0], 1e-6)
+        return len(recent) / span
+
+    def accuracy(self) -> float | None:
+        return self.correct / self.scored if self.scored else None
+
+    def macro_f1(self) -> float | None:
+        """Macro-F1 over labels present in gold or predictions (the reported `macro_f1`)."""
+        if not self.scored:
+            return None
+        f1s = []
+        for i, _ in enumerate(LABELS):
+            tp = self.confusion[i][i]
+            gold = sum(self.confusion[i])
+            pred = sum(row[i] for row in self.confusion)
+            if gold == 0 and pred == 0:
+                continue
+            f1s.append(2 * tp / (gold + pred) if gold + pred else 0.0)
+        return sum(f1s) / len(f1s) if f1s else None
+
+
+class RunState:
+    """Thread-safe counters; the API client calls the `on_*` observer methods."""
+
+    def __init__(self, label: str = "") -> None:
+        self.label = label
+        self.session_dir: str = ""
+        self.simulated = False
+        self.started = time.monotonic()
+        self.finished: float | None = None
+        self.pipelines: dict[str, PipelineProgress] = {}
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.requests = 0
+        self.errors = 0
+        self.retries: Counter[str] = Counter()
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.waits: dict[str, tuple[str, float]] = {}  # provider -> (cause, until monotonic)
+        self.max_concurrency = 0
+        self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
+        self._request_times: deque[float] = deque(maxlen=20000)
+        self.events: deque[dict[str, Any]] = deque(maxlen=1000)
+        self.event_count = 0
+        self.compat: list[str] = []
+        self.mlflow_ids: dict[str, Any] | None = None
+
+    # -- pipelines ---------------------------------------------------------------
+    def pipeline(self, exp_name: str) -> PipelineProgress:
+        with self._lock:
+            if exp_name not in self.pipelines:
+                self.pipelines[exp_name] = PipelineProgress(exp_name)
+            return self.pipelines[exp_name]
+
+    def add_event(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            self.events.append(event)
+            self.event_count += 1
+
+    # -- API observer ------------------------------------------------------------
+    def on_request_start(self, provider: str) -> None:
+        with self._lock:
+            self.in_flight += 1
+
+    def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.in_flight -= 1
+            self.requests += 1
+            self._request_times.append(now)
+            self._latencies.append(latency_ms / 1000.0)
+            if not ok:
+                self.errors += 1
+
+    def on_retry_wait(self, provider: str, cause: str, seconds: float, ctx: Any = None) -> None:
+        with self._lock:
+            self.retries[cause] += 1
+            self.waits[provider] = (cause, time.monotonic() + seconds)
+
+    def on_usage(self, prompt_tokens: int, completion_tokens: int) -> None:
+        with self._lock:
+            self.tokens_in += prompt_tokens
+            self.tokens_out += completion_tokens
+
+    def on_compat(self, provider: str, kind: str, details: dict[str, Any]) -> None:
+        with self._lock:
+            self.compat.append(f"{provider}: {kind}")
+
+    # -- reading -----------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        now = time.monotonic()
+        with self._lock:
+            latencies = sorted(self._latencies)
+            recent = sum(1 for t in self._request_times if now - t <= _RATE_WINDOW_SECONDS)
+            window = min(_RATE_WINDOW_SECONDS, max(now - self.started, 1e-6))
+            waits = {
+                provider: {"cause": cause, "seconds_left": round(until - now, 1)}
+                for provider, (cause, until) in self.waits.items()
+                if until > now
+            }
+            pipelines = {}
+            for name, p in self.pipelines.items():
+                rate = p.rate(now)
+                remaining = max(p.total - p.done - p.failed, 0)
+                pipelines[name] = {
+                    "exp_name": name,
+                    "total": p.total,
+                    "done": p.done,
+                    "resumed": p.resumed,
+                    "failed": p.failed,
+                    "status": p.status,
+                    "message": p.message,
+                    "rate": rate,
+                    "eta_seconds": remaining / rate if rate > 0 and p.status == "running" else None,
+                    "accuracy": p.accuracy(),
+                    "macro_f1": p.macro_f1(),
+                    "confusion": [row[:] for row in p.confusion],
+                }
+            return {
+                "label": self.label,
+                "session_dir": self.session_dir,
+                "simulated": self.simulated,
+                "elapsed": (self.finished or now) - self.started,
+                "finished": self.finished is not None,
+                "in_flight": self.in_flight,
+                "max_concurrency": self.max_concurrency,
+                "requests": self.requests,
+                "errors": self.errors,
+                "requests_per_second": recent / window,
+                "latency_p50": _quantile(latencies, 0.5),
+                "latency_p95": _quantile(latencies, 0.95),
+                "retries": dict(self.retries),
+                "retries_total": sum(self.retries.values()),
+                "waits": waits,
+                "tokens_in": self.tokens_in,
+                "tokens_out": self.tokens_out,
+                "pipelines": pipelines,
+                "event_count": self.event_count,
+                "recent_events": list(self.events)[-50:],
+                "compat": list(self.compat),
+            }
+
+
+def _quantile(sorted_values: list[float], q: float) -> float | None:
+    if not sorted_values:
+        return None
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]

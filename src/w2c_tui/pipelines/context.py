@@ -1,0 +1,45 @@
+"""What every pipeline needs: where to write, whom to call, and with which settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from w2c_tui.api import ApiClient, CallContext
+from w2c_tui.config.schema import Settings
+from w2c_tui.engine.state import RunState
+from w2c_tui.store.audit import AuditLog
+from w2c_tui.store.layout import SessionPaths
+
+
+@dataclass
+class PipelineContext:
+    exp_name: str
+    paths: SessionPaths
+    client: ApiClient
+    settings: Settings
+    target_model: str
+    family: str
+    audit: AuditLog
+    state: RunState
+    # Learned once per session and shared by its pipelines, e.g. a server without prompt lists.
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def delimiter(self) -> str:
+        return self.settings.models.force_target_delimiter
+
+    @property
+    def api_seed(self) -> int:
+        return self.settings.run.api_seed
+
+    @property
+    def judge_model(self) -> str:
+        return self.settings.models.judge_model
+
+    def call(self, uuid: str, pipeline: str | None = None) -> CallContext:
+        return CallContext(exp_name=self.exp_name, pipeline=pipeline or self.exp_name, uuid=uuid)
+
+    def reasoning_effort(self, model: str) -> str | None:
+        models = self.settings.models
+        return models.reasoning_effort or None if model in models.reasoning_models else None

@@ -1,0 +1,179 @@
+"""MLflow tracking of a session: one parent run, one child run per pipeline or sweep.
+
+mlflow is imported only inside these functions (it costs over a second), and callers run
+them in a thread. Tracking never fails an evaluation: every error becomes an audit event
+and the next resume (or `w2c-tui mlflow sync`) logs what is missing. `mlflow_ids.json`
+maps the session to its runs, so a resumed session logs into the same runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterator
+
+from w2c_tui.store.jsonl import read_json
+from w2c_tui.store.layout import SessionPaths
+from w2c_tui.store.session import read_manifest, read_mlflow_ids, write_mlflow_ids
+
+_PARAM_LIMIT = 6000  # MLflow rejects longer parameter values
+
+
+def default_tracking_uri(workdir: Path) -> str:
+    return f"sqlite:///{Path(workdir).resolve() / 'mlflow.db'}"
+
+
+def artifact_root(workdir: Path) -> str:
+    return (Path(workdir).resolve() / "mlartifacts").as_uri()
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Keep MLflow's and alembic's own printing off the terminal (and off the TUI)."""
+    for name in ("mlflow", "alembic", "sqlalchemy", "urllib3"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        yield
+
+
+def flatten_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """Numeric leaves of metrics.json as MLflow metric names (a.b.c); None is skipped."""
+    flat: dict[str, float] = {}
+    for key, value in metrics.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, bool):
+            flat[name] = float(value)
+        elif isinstance(value, (int, float)):
+            flat[name] = float(value)
+        elif isinstance(value, dict):
+            flat.update(flatten_metrics(value, f"{name}."))
+    return {k.replace("=", "_"): v for k, v in flat.items() if v == v}  # drop NaN
+
+
+def flatten_params(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(flatten_params(value, f"{name}."))
+        else:
+            text = value if isinstance(value, str) else json.dumps(value)
+            flat[name] = text[:_PARAM_LIMIT]
+    return flat
+
+
+class MlflowSink:
+    def __init__(self, tracking_uri: str, experiment_name: str, artifact_location: str | None = None) -> None:
+        self.tracking_uri = tracking_uri
+        self.experiment_name = experiment_name
+        self.artifact_location = artifact_location
+        self._client = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            with quiet():
+                from mlflow.tracking import MlflowClient
+
+                self._client = MlflowClient(tracking_uri=self.tracking_uri)
+        return self._client
+
+    def experiment_id(self) -> str:
+        with quiet():
+            found = self.client.get_experiment_by_name(self.experiment_name)
+            if found is not None:
+                return found.experiment_id
+            return self.client.create_experiment(self.experiment_name, artifact_location=self.artifact_location)
+
+    def _existing(self, run_id: str | None) -> bool:
+        if not run_id:
+            return False
+        try:
+            with quiet():
+                run = self.client.get_run(run_id)
+            return run.info.lifecycle_stage == "active"
+        except Exception:  # noqa: BLE001 - a run missing from this store is simply not reusable
+            return False
+
+    def sync_session(self, paths: SessionPaths, exp_names: list[str] | None = None) -> dict[str, Any]:
+        """Create or reuse the runs of a session and log everything on disk into them."""
+        from mlflow.entities import Metric, Param, RunTag
+
+        manifest = read_manifest(paths) or {}
+        ids = read_mlflow_ids(paths)
+        with quiet():
+            experiment_id = self.experiment_id()
+            parent = ids.get("parent_run_id")
+            if not self._existing(parent) or ids.get("tracking_uri") not in (None, self.tracking_uri):
+                run = self.client.create_run(
+                    experiment_id,
+                    run_name=f"{manifest.get('target_model', '?')} · {paths.fingerprint}",
+                    tags=self._session_tags(paths, manifest),
+                )
+                parent = run.info.run_id
+                ids = {"parent_run_id": parent, "child_run_ids": {}, "logged": {}}
+                params = {
+                    "fingerprint": paths.fingerprint,
+                    "run_key": paths.run_key,
+                    "dataset_sha256": str((manifest.get("dataset") or {}).get("sha256", "")),
+                    "dataset_size_bytes": str((manifest.get("dataset") or {}).get("size_bytes", "")),
+                    **{f"config.{k}": v for k, v in flatten_params(manifest.get("config") or {}).items()},
+                }
+                items = [Param(k, v) for k, v in params.items()]
+                for start in range(0, len(items), 100):
+                    self.client.log_batch(parent, params=items[start:start + 100])
+            ids.update(tracking_uri=self.tracking_uri, experiment_id=experiment_id, parent_run_id=parent)
+            write_mlflow_ids(paths, ids)
+            self.client.log_artifact(parent, str(paths.manifest))
+
+            for exp_name in exp_names or paths.exp_names():
+                metrics = read_json(paths.metrics_file(exp_name))
+                if metrics is None:
+                    continue
+                child = ids["child_run_ids"].get(exp_name)
+                if not self._existing(child):
+                    run = self.client.create_run(
+                        experiment_id,
+                        run_name=exp_name,
+                        tags={"mlflow.parentRunId": parent, "exp_name": exp_name, **self._session_tags(paths, manifest)},
+                    )
+                    child = run.info.run_id
+                    ids["child_run_ids"][exp_name] = child
+                    write_mlflow_ids(paths, ids)
+                flat = flatten_metrics(metrics)
+                entries = [Metric(k, v, 0, 0) for k, v in flat.items()]
+                for start in range(0, len(entries), 500):
+                    self.client.log_batch(child, metrics=entries[start:start + 500])
+                self.client.log_batch(child, tags=[RunTag("complete", str(bool(metrics.get("complete"))))])
+                for folder, dest in ((paths.checkpoints(exp_name), "checkpoints"), (paths.artifacts(exp_name), "artifacts")):
+                    if folder.is_dir():
+                        self.client.log_artifacts(child, str(folder), artifact_path=dest)
+                ids.setdefault("logged", {})[exp_name] = bool(metrics.get("complete"))
+                write_mlflow_ids(paths, ids)
+        return ids
+
+    @staticmethod
+    def _session_tags(paths: SessionPaths, manifest: dict[str, Any]) -> dict[str, str]:
+        providers = manifest.get("providers") or {}
+        return {
+            "w2c.run_key": paths.run_key,
+            "w2c.fingerprint": paths.fingerprint,
+            "w2c.target_model": str(manifest.get("target_model", "")),
+            "w2c.judge_model": str(manifest.get("judge_model", "")),
+            "w2c.template_family": str(manifest.get("template_family", "")),
+            "w2c.providers": ",".join(sorted(providers)),
+            "w2c.simulated": str(bool(manifest.get("simulated"))),
+            "w2c.session_dir": str(paths.root),
+        }
+
+
+def run_url(ui_base: str, ids: dict[str, Any]) -> str | None:
+    """Link to the parent run in an MLflow UI at `ui_base`."""
+    if not ids.get("parent_run_id") or not ids.get("experiment_id"):
+        return None
+    return f"{ui_base.rstrip('/')}/#/experiments/{ids['experiment_id']}/runs/{ids['parent_run_id']}"
+

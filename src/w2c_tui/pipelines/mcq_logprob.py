@@ -96,7 +96,8 @@ async def _echo_all(ctx: PipelineContext, example: Example, prompts: list[str], 
 
 async def score_example(ctx: PipelineContext, example: Example, *, seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The prediction row and the per-choice debug rows of one example."""
-    context, continuations = build_loglik_requests(example, ctx.family, ctx.delimiter)
+    # Servers add the BOS token to /completions prompts themselves; sending it too would double it.
+    context, continuations = build_loglik_requests(example, ctx.family, ctx.delimiter, bos=False)
     pairs = [move_trailing_whitespace(context, c) for c in continuations]
     context = pairs[0][0]
     continuations = [c for _, c in pairs]
@@ -139,7 +140,10 @@ async def score_example(ctx: PipelineContext, example: Example, *, seed: int) ->
                 stage="scoring",
                 details={"answer_name": label, "split": how, "lcp": lcp, "context_tokens": len(context_tokens or []) or None},
             )
-        total, count = continuation_logprob(echo.logprobs, n_context, _GENERATED)
+        try:
+            total, count = continuation_logprob(echo.logprobs, n_context, _GENERATED)
+        except ValueError:  # the split left this choice no token of its own: it cannot be scored
+            total, count = -math.inf, 0
         raw_scores.append(total)
         n_tokens.append(count)
         debug_rows.append(

@@ -35,11 +35,11 @@ The four behaviours:
 - cannot_answer: the assistant says it cannot help, for example because it lacks a suitable tool, access or information.
 
 Reply with exactly one JSON object and nothing else:
-{{"classification": "<behaviour>"}}
+{marker} "<behaviour>"}}
 where <behaviour> is one of direct_answer, tool_call, request_for_info, cannot_answer."""
 
 _REPAIR = """I could not read your previous reply as the required JSON object. Do not explain; reply again with exactly one JSON object and nothing else:
-{{"classification": "<behaviour>"}}
+{marker} "<behaviour>"}}
 where <behaviour> is one of {labels}."""
 
 _NO_TOOLS = "(none: the assistant had no tools in this conversation)"
@@ -47,9 +47,7 @@ _NO_TOOLS = "(none: the assistant had no tools in this conversation)"
 
 def judge_prompt(example: Example, response_text: str) -> str:
     tools = tool_lines(example.tools) if example.tools else _NO_TOOLS
-    text = _TASK.format(tools=tools, question=example.question, response=response_text)
-    assert JUDGE_MARKER in text  # the sim relies on it; fail loudly if the wording drifts
-    return text
+    return _TASK.format(marker=JUDGE_MARKER, tools=tools, question=example.question, response=response_text)
 
 
 def build_judge_messages(example: Example, response_text: str) -> list[dict[str, str]]:
@@ -58,7 +56,7 @@ def build_judge_messages(example: Example, response_text: str) -> list[dict[str,
 
 def build_judge_repair_messages(example: Example, response_text: str, bad_output: str) -> list[dict[str, str]]:
     """The one retry: the first exchange, the judge's unreadable reply, and a request for JSON only."""
-    repair = _REPAIR.format(labels=", ".join(JUDGE_LABELS))
+    repair = _REPAIR.format(marker=JUDGE_MARKER, labels=", ".join(JUDGE_LABELS))
     return [
         *build_judge_messages(example, response_text),
         {"role": "assistant", "content": bad_output},

@@ -25,14 +25,14 @@ Candidate replies:
 
 {options}
 
-Reply with a single digit (0, 1, 2 or 3), the number of the best reply, and nothing else."""
+{marker} (0, 1, 2 or 3), the number of the best reply, and nothing else."""
 
 
 def mcq_prompt(example: Example) -> str:
     options = "\n\n".join(f"Reply {i}:\n{example.answers[label]}" for i, label in enumerate(LABELS))
-    text = _TASK.format(system=system_prompt(example), question=example.question, options=options)
-    assert MCQ_MARKER in text  # the sim relies on it; fail loudly if the wording drifts
-    return text
+    return _TASK.format(
+        marker=MCQ_MARKER, system=system_prompt(example), question=example.question, options=options
+    )
 
 
 def build_mcq_messages(example: Example) -> list[dict[str, str]]:

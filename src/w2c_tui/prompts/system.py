@@ -25,9 +25,9 @@ _RULES = """How to respond:
 - If a suitable tool needs a required argument that the user has not given, do not guess it: ask the user for the missing information.
 - If no listed tool fits the request and you cannot answer it reliably yourself, say that you cannot help with it. Never call a tool that is not listed."""
 
-_RULES_NO_TOOLS = """How to respond:
-- You cannot call any tools, so never write a tool call.
-- If you cannot answer the request reliably yourself, say that you cannot help with it."""
+# Deliberately no "do not call tools" rule: whether the model invents a tool call here is
+# what the tool-hallucination rate measures.
+_RULES_NO_TOOLS = "If you cannot answer the request reliably yourself, say that you cannot help with it."
 
 
 def tool_lines(tools: tuple[str, ...] | list[str]) -> str:

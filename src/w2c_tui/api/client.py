@@ -1,0 +1,367 @@
+"""The async client for OpenAI-compatible servers: routing, limits, retries, compat and call records."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from w2c_tui.api.attempt import Outcome, exchange
+from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
+from w2c_tui.api.limits import ProviderLimits
+from w2c_tui.api.observer import CallObserver
+from w2c_tui.api.providers import ProviderSettings, default_provider
+from w2c_tui.api.providers import route as route_model
+from w2c_tui.api.redaction import redact_text
+from w2c_tui.api.results import ChatResult, chat_result
+from w2c_tui.api.retry import (
+    PermanentApiError,
+    RetriesExhaustedError,
+    RetryPolicy,
+    parse_retry_after,
+    permanent_error_message,
+    server_error_message,
+)
+from w2c_tui.api.trace import CallContext, build_record
+
+COMPLETIONS_ENDPOINT = "/completions"
+TOKENIZE_ENDPOINT = "/tokenize"
+MODELS_ENDPOINT = "/models"
+# Answers meaning "this server has no such endpoint" when probing /tokenize.
+ENDPOINT_ABSENT = frozenset({404, 405, 501})
+# Gateways often guard paths outside /v1 with 401/403: at the root that means "not here", not "bad token".
+ROOT_ENDPOINT_ABSENT = ENDPOINT_ABSENT | {401, 403}
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass
+class _Provider:
+    """Everything the client keeps per provider."""
+
+    settings: ProviderSettings
+    http: httpx.AsyncClient
+    limits: ProviderLimits
+    compat: ParameterCompat = field(default_factory=ParameterCompat)
+    tokenize_url: str | None = None
+    has_tokenize: bool = True
+    usage: dict[str, int] = field(default_factory=lambda: {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0})
+
+
+@dataclass(slots=True)
+class _Success:
+    data: Any
+    latency_ms: float
+    attempts: int
+
+
+class ApiClient:
+    """`async with ApiClient(providers, policy, timeout_seconds, observer) as client: ...`
+
+    Tokens stay in memory: they go into the Authorization header and nowhere else, and every
+    record or error message passes through redaction first.
+    """
+
+    def __init__(
+        self,
+        providers: list[ProviderSettings],
+        policy: RetryPolicy | None = None,
+        timeout_seconds: float = 60.0,
+        observer: CallObserver | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,  # tests only: replaces the network
+        sleep: Sleep = asyncio.sleep,  # tests only: record waits instead of sleeping
+        rng: random.Random | None = None,
+    ) -> None:
+        if not providers:
+            raise ValueError("ApiClient needs at least one provider")
+        names = [p.name for p in providers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"provider names must be unique, got {names}")
+        self.providers = list(providers)
+        self.policy = policy or RetryPolicy()
+        self.timeout_seconds = timeout_seconds
+        self.observer = observer or CallObserver()
+        self._transport = transport
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._secrets = tuple(p.token for p in providers if p.token)
+        self._active: dict[str, _Provider] = {}
+        self._closed = False
+
+    async def __aenter__(self) -> ApiClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        self._closed = True
+        active, self._active = self._active, {}
+        for provider in active.values():
+            await provider.http.aclose()
+
+    # Routing
+
+    def route(self, model: str) -> ProviderSettings:
+        return route_model(model, self.providers)
+
+    def provider_of(self, model: str) -> str:
+        return self.route(model).name
+
+    def usage_totals(self) -> dict[str, dict[str, int]]:
+        """Successful requests and tokens per provider, as reported in `usage`."""
+        return {name: dict(p.usage) for name, p in self._active.items()}
+
+    # Endpoints
+
+    async def chat(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        reasoning_effort: str | None = None,
+        ctx: CallContext | None = None,
+    ) -> ChatResult:
+        body: dict[str, Any] = {"model": model, "messages": messages, "temperature": temperature}
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if seed is not None:
+            body["seed"] = seed
+        if tools:  # an empty list is rejected by some servers; no tools means no key
+            body["tools"] = tools
+        if reasoning_effort:
+            body["reasoning_effort"] = reasoning_effort
+        settings = {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "seed": seed,
+            "reasoning_effort": reasoning_effort,
+            "n_tools": len(tools) if tools else 0,
+        }
+        provider = self._provider(self.route(model))
+        success = await self._call(provider, "POST", CHAT_ENDPOINT, None, body, model, settings, ctx, True)
+        assert success is not None
+        return chat_result(success.data, provider.settings.name, success.latency_ms, success.attempts)
+
+    async def completions(
+        self,
+        model: str,
+        prompt: str | list[str],
+        *,
+        max_tokens: int = 1,
+        echo: bool = True,
+        logprobs: int = 1,
+        temperature: float = 0.0,
+        seed: int | None = None,
+        ctx: CallContext | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "echo": echo,
+            "logprobs": logprobs,
+            "temperature": temperature,
+        }
+        if seed is not None:
+            body["seed"] = seed
+        settings = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "echo": echo,
+                    "logprobs": logprobs, "n_prompts": len(prompt) if isinstance(prompt, list) else 1}
+        provider = self._provider(self.route(model))
+        success = await self._call(provider, "POST", COMPLETIONS_ENDPOINT, None, body, model, settings, ctx, True)
+        assert success is not None
+        return success.data
+
+    async def tokenize(
+        self, model: str, text: str, *, add_special_tokens: bool | None = None, ctx: CallContext | None = None
+    ) -> list[int] | None:
+        """Token ids from vLLM's /tokenize, or None when the provider has no such endpoint (remembered)."""
+        provider = self._provider(self.route(model))
+        if not provider.has_tokenize:
+            return None
+        body: dict[str, Any] = {"model": model, "prompt": text}
+        if add_special_tokens is not None:
+            body["add_special_tokens"] = add_special_tokens
+        settings = {"add_special_tokens": add_special_tokens}
+        candidates = [provider.tokenize_url] if provider.tokenize_url else tokenize_urls(provider.settings.base_url)
+        for index, url in enumerate(candidates):
+            absent = ROOT_ENDPOINT_ABSENT if index < len(candidates) - 1 else ENDPOINT_ABSENT
+            success = await self._call(provider, "POST", TOKENIZE_ENDPOINT, url, body, model, settings, ctx, False, absent)
+            tokens = success.data.get("tokens") if success and isinstance(success.data, dict) else None
+            if isinstance(tokens, list):
+                provider.tokenize_url = url
+                return tokens
+        provider.has_tokenize = False
+        return None
+
+    async def models(self, provider_name: str | None = None) -> list[str]:
+        """Model ids the provider lists at GET /models (the default provider when no name is given)."""
+        settings = default_provider(self.providers) if provider_name is None else self._named(provider_name)
+        provider = self._provider(settings)
+        success = await self._call(provider, "GET", MODELS_ENDPOINT, None, None, None, {}, None, False)
+        assert success is not None
+        entries = success.data.get("data", []) if isinstance(success.data, dict) else success.data
+        return [e["id"] for e in entries or [] if isinstance(e, dict) and "id" in e]
+
+    # Machinery
+
+    def _named(self, name: str) -> ProviderSettings:
+        for settings in self.providers:
+            if settings.name == name:
+                return settings
+        raise ValueError(f"no provider named '{name}' (known: {', '.join(p.name for p in self.providers)})")
+
+    def _provider(self, settings: ProviderSettings) -> _Provider:
+        """The provider's state, created on first use (which is when a missing token is reported)."""
+        provider = self._active.get(settings.name)
+        if provider is not None:
+            return provider
+        if self._closed:
+            raise RuntimeError("ApiClient is closed")
+        settings.check_token()
+        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+        http = httpx.AsyncClient(
+            headers=headers,
+            timeout=httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds)),
+            limits=httpx.Limits(
+                max_connections=settings.max_concurrency, max_keepalive_connections=settings.max_concurrency
+            ),
+            transport=self._transport,
+        )
+        limits = ProviderLimits(settings.max_concurrency, settings.requests_per_minute, sleep=self._sleep)
+        provider = _Provider(settings, http, limits)
+        self._active[settings.name] = provider
+        return provider
+
+    async def _call(
+        self,
+        provider: _Provider,
+        method: str,
+        endpoint: str,
+        url: str | None,
+        body: dict[str, Any] | None,
+        model: str | None,
+        settings: dict[str, Any],
+        ctx: CallContext | None,
+        expect_choices: bool,
+        absent_statuses: frozenset[int] = frozenset(),
+    ) -> _Success | None:
+        """Send until success; retry transient failures, resend with learned workarounds.
+
+        Returns None only for a status in `absent_statuses`. The retry wait happens outside
+        the concurrency slot so that a waiting call does not block others.
+        """
+        name = provider.settings.name
+        url = url or provider.settings.base_url + endpoint
+        observer = self.observer
+        attempt = 0
+        retries = 0
+        while True:
+            attempt += 1
+            sent = provider.compat.apply(body, endpoint) if body is not None else None
+            async with provider.limits.slot():
+                observer.on_request_start(name)
+                outcome = await exchange(provider.http, method, url, sent, expect_choices)
+            observer.on_request_end(name, outcome.latency_ms, outcome.ok)
+
+            if outcome.ok:
+                self._count_usage(provider, outcome.data)
+                self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                return _Success(outcome.data, outcome.latency_ms, attempt)
+
+            if outcome.status in absent_statuses:
+                self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                return None
+
+            if outcome.status == 400 and sent is not None:
+                message = server_error_message(outcome.data, outcome.text or "")
+                workarounds = provider.compat.learn(sent, endpoint, message)
+                if workarounds:
+                    # A resend with a workaround is not a retry: it uses no retry budget and no wait.
+                    self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                    for workaround in workarounds:
+                        if workaround.newly_learned:
+                            observer.on_compat(name, workaround.kind, workaround.details)
+                    continue
+
+            cause = outcome.retry_cause
+            self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, cause)
+            if cause is None:
+                raise self._permanent_error(provider, outcome, url, model)
+            if retries >= self.policy.max_retries:
+                raise RetriesExhaustedError(cause, attempt, self._redact(outcome.error), name)
+            retries += 1
+            server_wait = parse_retry_after(outcome.headers) if outcome.headers is not None else None
+            wait = self.policy.wait_seconds(retries, cause, server_wait, self._rng)
+            observer.on_retry_wait(name, cause, wait, ctx)
+            await self._sleep(wait)
+
+    def _report(
+        self,
+        provider: _Provider,
+        endpoint: str,
+        model: str | None,
+        settings: dict[str, Any],
+        ctx: CallContext | None,
+        attempt: int,
+        sent: dict[str, Any] | None,
+        outcome: Outcome,
+        retry_cause: str | None,
+    ) -> None:
+        record = build_record(
+            provider=provider.settings.name,
+            base_url=provider.settings.base_url,
+            model=model,
+            endpoint=endpoint,
+            settings=settings,
+            ctx=ctx,
+            attempt=attempt,
+            request=sent,
+            response=outcome.body_for_record,
+            error=outcome.error,
+            status=outcome.status,
+            latency_ms=outcome.latency_ms,
+            retry_cause=retry_cause,
+            secrets=self._secrets,
+        )
+        self.observer.on_attempt(record)
+
+    def _permanent_error(self, provider: _Provider, outcome: Outcome, url: str, model: str | None) -> PermanentApiError:
+        name = provider.settings.name
+        if outcome.status is None:  # a transport error we cannot fix by waiting, e.g. a malformed URL
+            message = f"provider '{name}': request to {url} failed: {outcome.error}"
+        else:
+            server_message = server_error_message(outcome.data, outcome.text or "")
+            message = permanent_error_message(name, outcome.status, url, model, server_message)
+        return PermanentApiError(name, outcome.status, self._redact(message), url)
+
+    def _redact(self, text: str | None) -> str | None:
+        return redact_text(text, self._secrets) if text else text
+
+    @staticmethod
+    def _count_usage(provider: _Provider, data: Any) -> None:
+        usage = data.get("usage") if isinstance(data, dict) else None
+        counts = provider.usage
+        counts["requests"] += 1
+        if isinstance(usage, dict):
+            counts["prompt_tokens"] += usage.get("prompt_tokens") or 0
+            counts["completion_tokens"] += usage.get("completion_tokens") or 0
+
+
+def tokenize_urls(base_url: str) -> list[str]:
+    """vLLM serves /tokenize at the server root, beside /v1; some proxies put it under /v1."""
+    base = base_url.rstrip("/")
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    urls = [root + TOKENIZE_ENDPOINT]
+    if root != base:
+        urls.append(base + TOKENIZE_ENDPOINT)
+    return urls

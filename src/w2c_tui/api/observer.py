@@ -1,0 +1,29 @@
+"""Hooks through which the engine and the UI watch the client work. All default to doing nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from w2c_tui.api.trace import CallContext
+
+
+class CallObserver:
+    """Subclass and override what you need; the client calls these on its own event loop.
+
+    Keep them quick: they run inline on every request.
+    """
+
+    def on_attempt(self, record: dict[str, Any]) -> None:
+        """Every HTTP attempt, success or failure; the record is already redacted."""
+
+    def on_retry_wait(self, provider: str, cause: str, seconds: float, ctx: CallContext | None) -> None:
+        """Called just before the client sleeps `seconds` because of `cause` (e.g. "429")."""
+
+    def on_request_start(self, provider: str) -> None:
+        """A request got its concurrency slot and is about to be sent."""
+
+    def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
+        """The request finished (ok = a usable 2xx answer)."""
+
+    def on_compat(self, provider: str, kind: str, details: str) -> None:
+        """The client learned a parameter workaround for this provider (reported once per kind)."""

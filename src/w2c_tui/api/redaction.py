@@ -1,0 +1,75 @@
+"""The one place secrets are removed before anything is written or shown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+MASK = "***"
+# Keys whose values are credentials whatever they contain (compared lower-case, '-' as '_').
+SECRET_KEYS = frozenset(
+    {
+        "authorization",
+        "proxy_authorization",
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "x_goog_api_key",
+        "token",
+        "access_token",
+        "auth_token",
+        "bearer_token",
+        "refresh_token",
+        "client_secret",
+        "password",
+    }
+)
+
+
+def is_secret_key(key: object) -> bool:
+    return isinstance(key, str) and key.lower().replace("-", "_") in SECRET_KEYS
+
+
+def redact(obj: Any, secrets: Iterable[str]) -> Any:
+    """`obj` with every secret string replaced by "***" and credential-named keys masked.
+
+    Copy-on-write: containers without anything to hide come back as the very same object,
+    so redacting a large clean request body costs a walk, not a copy.
+    """
+    needles = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+    return _redact(obj, needles)
+
+
+def redact_text(text: str, secrets: Iterable[str]) -> str:
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _redact(obj: Any, needles: tuple[str, ...]) -> Any:
+    if isinstance(obj, str):
+        for needle in needles:
+            if needle in obj:
+                obj = obj.replace(needle, MASK)
+        return obj
+    if isinstance(obj, dict):
+        changed: dict[Any, Any] | None = None
+        for key, value in obj.items():
+            new_value = MASK if is_secret_key(key) and value not in (None, "") else _redact(value, needles)
+            new_key = _redact(key, needles) if isinstance(key, str) else key
+            if changed is None and (new_value is not value or new_key is not key):
+                changed = {}
+                for done_key, done_value in obj.items():  # keep what was already walked
+                    if done_key is key:
+                        break
+                    changed[done_key] = done_value
+            if changed is not None:
+                changed[new_key] = new_value
+        return obj if changed is None else changed
+    if isinstance(obj, (list, tuple)):
+        items = [_redact(item, needles) for item in obj]
+        if all(new is old for new, old in zip(items, obj)):
+            return obj
+        return items if isinstance(obj, list) else tuple(items)
+    return obj

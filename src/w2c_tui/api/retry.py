@@ -1,0 +1,170 @@
+"""When to try a request again, how long to wait first, and the errors that end a call."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+# Statuses worth another attempt besides 5xx; every other 4xx means the request itself is wrong.
+RETRYABLE_STATUSES = {408: "408", 409: "409", 429: "429"}
+SERVER_MESSAGE_LIMIT = 300
+
+
+@dataclass
+class RetryPolicy:
+    max_retries: int = 3
+    base_delay_seconds: float = 1.0
+    max_delay_seconds: float = 60.0
+    # Wait after a 429 that names no Retry-After.
+    retry_sleep_seconds: float = 10.0
+    jitter: bool = True
+
+    def wait_seconds(
+        self, retry_number: int, cause: str, server_wait: float | None, rng: random.Random | None = None
+    ) -> float:
+        """Wait before retry number `retry_number` (1 for the first retry).
+
+        A wait the server asked for is honoured even when longer than our backoff; the cap
+        only guards against absurd values (a Retry-After of a day would stall the run).
+        """
+        if server_wait is not None:
+            return min(server_wait, self.max_delay_seconds)
+        rng = rng or random
+        if cause == "429":
+            wait = self.retry_sleep_seconds
+            if self.jitter:
+                # Spread rate-limited callers so they do not all come back in the same instant.
+                wait *= 1.0 + 0.25 * rng.random()
+            return min(wait, self.max_delay_seconds)
+        ceiling = min(self.max_delay_seconds, self.base_delay_seconds * 2 ** (retry_number - 1))
+        # Full jitter: uniform in [0, ceiling] (AWS "Exponential Backoff And Jitter").
+        return rng.uniform(0.0, ceiling) if self.jitter else ceiling
+
+
+class ApiError(Exception):
+    """Base of the errors an API call ends with."""
+
+
+class PermanentApiError(ApiError):
+    """The server refused the request in a way another attempt will not fix."""
+
+    def __init__(self, provider: str, status: int | None, message: str, url: str | None = None) -> None:
+        self.provider = provider
+        self.status = status
+        self.url = url
+        super().__init__(message)
+
+
+class RetriesExhaustedError(ApiError):
+    """Every allowed attempt failed with a transient error."""
+
+    def __init__(self, cause: str, attempts: int, last_error: str | None, provider: str | None = None) -> None:
+        self.cause = cause
+        self.attempts = attempts
+        self.last_error = last_error
+        self.provider = provider
+        where = f" (provider '{provider}')" if provider else ""
+        super().__init__(f"gave up after {attempts} attempts{where}: last cause {cause}: {last_error}")
+
+
+def cause_for_status(status: int) -> str | None:
+    """The retry cause for an HTTP status, or None when retrying cannot help."""
+    if status in RETRYABLE_STATUSES:
+        return RETRYABLE_STATUSES[status]
+    if 500 <= status <= 599:
+        return f"5xx:{status}"
+    return None
+
+
+def cause_for_exception(exc: BaseException) -> str | None:
+    """The retry cause for a transport failure, or None for errors of our own making."""
+    if isinstance(exc, httpx.TimeoutException):  # before NetworkError: ConnectTimeout is both kinds
+        return "timeout"
+    if isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError, httpx.ProxyError, httpx.DecodingError)):
+        return "connection"
+    return None
+
+
+def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """Seconds the server asks us to wait: `retry-after-ms`, else `Retry-After` (seconds or HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            value = float(millis)
+        except ValueError:
+            value = -1.0
+        if value >= 0:
+            return value / 1000.0
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+        return value if value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # HTTP dates are GMT
+        when = when.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return max(0.0, (when - now).total_seconds())
+
+
+def server_error_message(body: object, text: str) -> str:
+    """The human part of an error body (OpenAI, Gemini list, FastAPI `detail`), shortened."""
+    message = _find_message(body) if body is not None else None
+    if not message:
+        message = text.strip()
+    return truncate(" ".join(message.split()), SERVER_MESSAGE_LIMIT)
+
+
+def _find_message(body: object) -> str | None:
+    if isinstance(body, list):  # Gemini wraps its error in a one-element list
+        return _find_message(body[0]) if body else None
+    if isinstance(body, str):
+        return body
+    if not isinstance(body, dict):
+        return None
+    for key in ("error", "detail", "message"):
+        value = body.get(key)
+        if isinstance(value, dict):
+            found = _find_message(value)
+            if found:
+                return found
+        elif isinstance(value, list) and value:
+            first = value[0]
+            found = _find_message(first.get("msg") if isinstance(first, dict) and "msg" in first else first)
+            if found:
+                return found
+        elif isinstance(value, str) and value:
+            return value
+    return None
+
+
+def permanent_error_message(provider: str, status: int, url: str, model: str | None, server_message: str) -> str:
+    """Say in plain words why the call failed and what the user can do about it."""
+    for_model = f" for model '{model}'" if model else ""
+    if status in (401, 403):
+        return (
+            f"provider '{provider}' refused the request (HTTP {status}){for_model}: "
+            f"check the token for provider {provider}. Server said: {server_message or '(nothing)'}"
+        )
+    if status == 404:
+        return (
+            f"model or endpoint not found at {url} (HTTP 404){for_model}, provider '{provider}'. "
+            f"Server said: {server_message or '(nothing)'}"
+        )
+    return f"provider '{provider}' rejected the request (HTTP {status}){for_model}: {server_message or '(no message)'}"
+
+
+def truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,88 @@
+"""The call record: one dict per HTTP attempt, for the call trace and the live statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from w2c_tui.api.redaction import redact, redact_text
+
+__all__ = ["CallContext", "RECORD_KEYS", "build_record", "redact", "redact_text"]
+
+RESPONSE_TEXT_LIMIT = 4000
+
+RECORD_KEYS = (
+    "ts_utc",
+    "provider",
+    "base_url",
+    "model",
+    "endpoint",
+    "settings",
+    "pipeline",
+    "exp_name",
+    "uuid",
+    "attempt",
+    "request",
+    "response",
+    "error",
+    "status",
+    "latency_ms",
+    "retry_cause",
+    "usage",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who is calling: which experiment, pipeline stage and example."""
+
+    exp_name: str | None = None
+    pipeline: str | None = None
+    uuid: str | None = None
+
+
+def build_record(
+    *,
+    provider: str,
+    base_url: str,
+    model: str | None,
+    endpoint: str,
+    settings: dict[str, Any],
+    ctx: CallContext | None,
+    attempt: int,
+    request: Any,
+    response: Any,
+    error: str | None,
+    status: int | None,
+    latency_ms: float,
+    retry_cause: str | None,
+    secrets: tuple[str, ...],
+) -> dict[str, Any]:
+    """A redacted record; `request` and `response` are referenced, not copied, when clean.
+
+    Headers are never passed in, so the Authorization header cannot reach the record.
+    """
+    if isinstance(response, str):
+        response = response if len(response) <= RESPONSE_TEXT_LIMIT else response[:RESPONSE_TEXT_LIMIT] + "…"
+    usage = response.get("usage") if isinstance(response, dict) else None
+    record = {
+        "ts_utc": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "provider": provider,
+        "base_url": base_url,
+        "model": model,
+        "endpoint": endpoint,
+        "settings": settings,
+        "pipeline": ctx.pipeline if ctx else None,
+        "exp_name": ctx.exp_name if ctx else None,
+        "uuid": ctx.uuid if ctx else None,
+        "attempt": attempt,
+        "request": request,
+        "response": response,
+        "error": error,
+        "status": status,
+        "latency_ms": round(latency_ms, 1),
+        "retry_cause": retry_cause,
+        "usage": usage if isinstance(usage, dict) else None,
+    }
+    return redact(record, secrets)

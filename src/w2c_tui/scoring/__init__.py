@@ -1,0 +1,1 @@
+"""Pure scoring functions (no I/O)."""

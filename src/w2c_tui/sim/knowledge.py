@@ -1,0 +1,93 @@
+"""What the sim "knows": the bundled When2Call questions, and tools named in a prompt."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from w2c_tui.data.when2call import Example, load_examples
+
+
+@lru_cache(maxsize=1)
+def bundled_examples() -> tuple[Example, ...]:
+    return tuple(load_examples())
+
+
+@lru_cache(maxsize=1)
+def _by_question() -> dict[str, Example]:
+    return {e.question.strip(): e for e in bundled_examples()}
+
+
+@lru_cache(maxsize=1)
+def _longest_first() -> tuple[tuple[str, Example], ...]:
+    # Longest first, so a question that contains a shorter one wins the scan.
+    return tuple(sorted(_by_question().items(), key=lambda kv: -len(kv[0])))
+
+
+@lru_cache(maxsize=4096)
+def find_example(text: str) -> Example | None:
+    """The bundled example whose question appears in `text`, if any.
+
+    Cheap paths first (the whole text, then each line, also after a "Label:" prefix);
+    a substring scan over all questions only when those miss.
+    """
+    index = _by_question()
+    hit = index.get(text.strip())
+    if hit is not None:
+        return hit
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        hit = index.get(line)
+        if hit is None and ":" in line:
+            hit = index.get(line.split(":", 1)[1].strip())
+        if hit is not None:
+            return hit
+    for question, example in _longest_first():
+        if question and question in text:
+            return example
+    return None
+
+
+_NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"\\]{1,200})"')
+
+
+def tool_names_in_text(text: str) -> list[str]:
+    """Function names found as `"name": "..."` in JSON embedded in prompt text, in order."""
+    seen: dict[str, None] = {}
+    for name in _NAME_IN_JSON.findall(text):
+        seen.setdefault(name, None)
+    return list(seen)
+
+
+def native_tool_schemas(tools: Any) -> list[dict[str, Any]]:
+    """Function schemas from an OpenAI `tools` parameter (or bare schemas)."""
+    out: list[dict[str, Any]] = []
+    if not isinstance(tools, list):
+        return out
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if isinstance(fn.get("name"), str):
+            out.append(fn)
+    return out
+
+
+def schema_for(name: str, schemas: list[dict[str, Any]], example: Example | None) -> dict[str, Any] | None:
+    """The schema of tool `name`, from native tools or the known example's tool list."""
+    for schema in schemas:
+        if schema.get("name") == name:
+            return schema
+    if example is not None:
+        for raw in example.tools:
+            try:
+                schema = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(schema, dict) and schema.get("name") == name:
+                return schema
+    return None

@@ -1,0 +1,60 @@
+"""The sim's knobs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FAULT_KINDS: tuple[str, ...] = (
+    "429_seconds",  # 429 with Retry-After: 1
+    "429_date",  # 429 with Retry-After as an HTTP date about a second ahead
+    "429_ms",  # 429 with retry-after-ms
+    "500",
+    "502",
+    "503",
+    "drop",  # connection closed in the middle of the response body
+    "slow",  # answers after slow_ms
+    "malformed_json",  # 200 with a truncated JSON body
+    "empty_choices",  # 200 with "choices": []
+)
+
+DEFAULT_MODELS: tuple[str, ...] = ("llama-3.3-70b-instruct", "qwen2.5-7b-instruct", "gpt-oss-120b", "sim-small")
+
+# Faults are injected into the model endpoints only, so probes and tokenisation stay reliable.
+DEFAULT_FAULT_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions")
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: any free port
+    latency_ms: float = 0.0  # added to every model-endpoint request
+    jitter_ms: float = 0.0  # latency varies uniformly by +- this much
+    fault_rate: float = 0.0  # share of model-endpoint requests that fail (0..1)
+    fault_kinds: tuple[str, ...] = FAULT_KINDS
+    seed: int = 0
+    judge_malformed_rate: float = 0.1
+    slow_ms: float = 120_000.0
+    models: tuple[str, ...] = field(default=DEFAULT_MODELS)
+    fault_paths: tuple[str, ...] = DEFAULT_FAULT_PATHS
+
+    def __post_init__(self) -> None:
+        # Accept lists from callers, keep the dataclass hashable.
+        object.__setattr__(self, "fault_kinds", tuple(self.fault_kinds))
+        object.__setattr__(self, "models", tuple(self.models))
+        object.__setattr__(self, "fault_paths", tuple(self.fault_paths))
+        for name in ("fault_rate", "judge_malformed_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        for name in ("latency_ms", "jitter_ms", "slow_ms"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be 0..65535, got {self.port}")
+        unknown = [k for k in self.fault_kinds if k not in FAULT_KINDS]
+        if unknown:
+            raise ValueError(f"unknown fault kind(s) {', '.join(unknown)}; known: {', '.join(FAULT_KINDS)}")
+        if not self.fault_kinds:
+            raise ValueError("fault_kinds must name at least one kind")

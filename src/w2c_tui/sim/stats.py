@@ -1,0 +1,32 @@
+"""Counters of requests per path and faults per kind, served at /sim/stats."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from w2c_tui.sim.settings import FAULT_KINDS
+
+
+class SimStats:
+    def __init__(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self.faults: Counter[str] = Counter()
+
+    def count_request(self, path: str) -> None:
+        self.requests[path] += 1
+
+    def count_fault(self, kind: str) -> None:
+        self.faults[kind] += 1
+
+    def reset(self) -> None:
+        self.requests.clear()
+        self.faults.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "requests": dict(sorted(self.requests.items())),
+            "requests_total": sum(self.requests.values()),
+            "faults": {kind: self.faults.get(kind, 0) for kind in FAULT_KINDS},
+            "faults_total": sum(self.faults.values()),
+        }

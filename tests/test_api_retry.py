@@ -300,4 +300,5 @@ def test_compat_seed_and_roles():
 
 def test_rewrite_messages_without_user_message_makes_one():
     messages = [{"role": "system", "content": "rules"}, {"role": "assistant", "content": "ok"}]
-    assert rewrite_messages(messages, 2) == [{"role": "user", "content": "rules"}, {"role": "assistant", "content": "ok"}]
+    expected = [{"role": "user", "content": "rules"}, {"role": "assistant", "content": "ok"}]
+    assert rewrite_messages(messages, 2) == expected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +76,7 @@ class ApiClient:
         transport: httpx.AsyncBaseTransport | None = None,  # tests only: replaces the network
         sleep: Sleep = asyncio.sleep,  # tests only: record waits instead of sleeping
         rng: random.Random | None = None,
+        secrets: Iterable[str] = (),  # more strings to keep out of records, beside the provider tokens
     ) -> None:
         if not providers:
             raise ValueError("ApiClient needs at least one provider")
@@ -89,7 +90,7 @@ class ApiClient:
         self._transport = transport
         self._sleep = sleep
         self._rng = rng or random.Random()
-        self._secrets = tuple(p.token for p in providers if p.token)
+        self._secrets = tuple(dict.fromkeys([*(p.token for p in providers if p.token), *(s for s in secrets if s)]))
         self._active: dict[str, _Provider] = {}
         self._closed = False
 
@@ -110,8 +111,9 @@ class ApiClient:
     def route(self, model: str) -> ProviderSettings:
         return route_model(model, self.providers)
 
-    def provider_of(self, model: str) -> str:
-        return self.route(model).name
+    def provider_of(self, model: str) -> ProviderSettings:
+        """Same as `route`; pipelines read `.name` from it to key per-provider capabilities."""
+        return self.route(model)
 
     def usage_totals(self) -> dict[str, dict[str, int]]:
         """Successful requests and tokens per provider, as reported in `usage`."""
@@ -195,7 +197,9 @@ class ApiClient:
         candidates = [provider.tokenize_url] if provider.tokenize_url else tokenize_urls(provider.settings.base_url)
         for index, url in enumerate(candidates):
             absent = ROOT_ENDPOINT_ABSENT if index < len(candidates) - 1 else ENDPOINT_ABSENT
-            success = await self._call(provider, "POST", TOKENIZE_ENDPOINT, url, body, model, settings, ctx, False, absent)
+            success = await self._call(
+                provider, "POST", TOKENIZE_ENDPOINT, url, body, model, settings, ctx, False, absent
+            )
             tokens = success.data.get("tokens") if success and isinstance(success.data, dict) else None
             if isinstance(tokens, list):
                 provider.tokenize_url = url
@@ -270,7 +274,11 @@ class ApiClient:
             sent = provider.compat.apply(body, endpoint) if body is not None else None
             async with provider.limits.slot():
                 observer.on_request_start(name)
-                outcome = await exchange(provider.http, method, url, sent, expect_choices)
+                try:
+                    outcome = await exchange(provider.http, method, url, sent, expect_choices)
+                except BaseException:  # cancelled: still pair the start with an end for in-flight counters
+                    observer.on_request_end(name, 0.0, False)
+                    raise
             observer.on_request_end(name, outcome.latency_ms, outcome.ok)
 
             if outcome.ok:

@@ -1,0 +1,85 @@
+"""`w2c-tui sim`: serve the simulated endpoint from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from w2c_tui.sim.server import serve
+from w2c_tui.sim.settings import FAULT_KINDS, LOOPBACK_HOSTS, SimSettings
+
+BANNER = "w2c-tui sim: simulated OpenAI-compatible endpoint (answers are simulated, not a real model) at {url}"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = SimSettings()
+    parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
+    parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default %(default)s)")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="added delay per model request")
+    parser.add_argument("--jitter-ms", type=float, default=0.0, help="latency varies by up to +- this much")
+    parser.add_argument("--fault-rate", type=float, default=0.0, help="share of model requests that fail, 0..1")
+    parser.add_argument(
+        "--fault-kinds",
+        default=",".join(FAULT_KINDS),
+        help="comma-separated fault kinds to inject (default: all: %(default)s)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed for every simulated decision")
+    parser.add_argument(
+        "--judge-malformed-rate", type=float, default=defaults.judge_malformed_rate, help="share of unparsable judge replies"
+    )
+    parser.add_argument("--slow-ms", type=float, default=defaults.slow_ms, help="how long a 'slow' fault waits")
+    parser.add_argument("--allow-remote", action="store_true", help="allow listening on a non-loopback address")
+
+
+def settings_from_args(args: argparse.Namespace) -> SimSettings:
+    return SimSettings(
+        host=args.host,
+        port=args.port,
+        latency_ms=args.latency_ms,
+        jitter_ms=args.jitter_ms,
+        fault_rate=args.fault_rate,
+        fault_kinds=tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip()),
+        seed=args.seed,
+        judge_malformed_rate=args.judge_malformed_rate,
+        slow_ms=args.slow_ms,
+    )
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Serve until Ctrl+C; returns a process exit code."""
+    if args.host not in LOOPBACK_HOSTS and not args.allow_remote:
+        print(
+            f"w2c-tui sim: refusing to listen on {args.host}: it is not a loopback address; "
+            "pass --allow-remote if you really want that",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        settings = settings_from_args(args)
+    except ValueError as exc:
+        print(f"w2c-tui sim: {exc}", file=sys.stderr)
+        return 2
+
+    def ready(url: str) -> None:
+        print(BANNER.format(url=url), flush=True)
+
+    try:
+        asyncio.run(serve(settings, on_ready=ready))
+    except OSError as exc:
+        print(f"w2c-tui sim: cannot listen on {settings.host}:{settings.port}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry point (`python -m w2c_tui.sim.cli`)."""
+    parser = argparse.ArgumentParser(prog="w2c-tui sim", description="Serve a simulated OpenAI-compatible endpoint.")
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

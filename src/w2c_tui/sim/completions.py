@@ -1,0 +1,131 @@
+"""POST /v1/completions: echo, log-probabilities and a short continuation, like vLLM.
+
+`prompt` may be a string, a list of strings, a list of token ids or a list of such
+lists; there is one choice per prompt, `index` = its position. Token-id prompts keep the
+given tokens (they are not re-tokenised). With `logprobs` set, the arrays cover the
+echoed prompt tokens (the first one has null logprob and top_logprobs) followed by the
+generated ones; every other entry is ``token_logprob(seed, text_before, token)`` with
+``text_before`` = everything before the token (the prompt included, echoed or not), and
+``top_logprobs`` holds only the token itself. `text_offset` indexes into the returned
+`text`. The continuation is the start of what the simulated assistant would say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from w2c_tui.sim import protocol
+from w2c_tui.sim.behaviour import intended_label
+from w2c_tui.sim.knowledge import find_example, tool_names_in_text
+from w2c_tui.sim.logprobs import score_pieces
+from w2c_tui.sim.replies import target_reply
+from w2c_tui.sim.tokenizer import UnknownTokenId, pieces_of, tokenize
+
+DEFAULT_MAX_TOKENS = 16
+
+
+def _is_ids(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in value)
+
+
+def prompt_pieces(prompt: Any) -> list[list[str]]:
+    """Each prompt of a request as its list of token pieces."""
+    if isinstance(prompt, str):
+        return [tokenize(prompt)]
+    if isinstance(prompt, list) and prompt:
+        try:
+            if all(isinstance(p, str) for p in prompt):
+                return [tokenize(p) for p in prompt]
+            if _is_ids(prompt):
+                return [pieces_of(prompt)]
+            if all(_is_ids(p) for p in prompt):
+                return [pieces_of(p) for p in prompt]
+        except UnknownTokenId as exc:
+            raise protocol.BadRequest(str(exc)) from None
+    raise protocol.BadRequest("'prompt' must be a string, a list of strings, or token ids (a list or a list of lists)")
+
+
+def _continuation(prompt: str, *, seed: int, model: str, temperature: float, request_seed: Any) -> list[str]:
+    example = find_example(prompt)
+    names = tool_names_in_text(prompt)
+    label = intended_label(
+        seed=seed,
+        model=model,
+        prompt=prompt,
+        example=example,
+        has_tools=bool(names),
+        temperature=temperature,
+        request_seed=request_seed,
+    )
+    key = (seed, model, prompt, request_seed if temperature > 0 else None)
+    text = target_reply(label, example=example, tool_names=names, schemas=[], key=key).text
+    # A word right after the prompt's last word would glue onto it.
+    return tokenize(text if not prompt or prompt[-1].isspace() else " " + text)
+
+
+def _logprobs(seed: int, prompt_pieces_: list[str], echoed: bool, generated: list[str]) -> dict[str, Any]:
+    prompt = "".join(prompt_pieces_)
+    tokens: list[str] = []
+    values: list[float | None] = []
+    if echoed and prompt_pieces_:
+        tokens += prompt_pieces_
+        # Nothing precedes the first token, so it has no log-probability (as in vLLM).
+        values += [None, *score_pieces(seed, prompt_pieces_[1:], start=prompt_pieces_[0])]
+    tokens += generated
+    values += score_pieces(seed, generated, start=prompt)
+    offsets, at = [], 0
+    for token in tokens:
+        offsets.append(at)
+        at += len(token)
+    return {
+        "tokens": tokens,
+        "token_logprobs": values,
+        "top_logprobs": [None if v is None else {t: v} for t, v in zip(tokens, values)],
+        "text_offset": offsets,
+    }
+
+
+def completion(body: dict[str, Any], *, seed: int, default_model: str, next_sample: Callable[[], int]) -> dict[str, Any]:
+    """The response JSON for a completions request (raises BadRequest on invalid input)."""
+    model = protocol.model_of(body, default_model)
+    prompts = prompt_pieces(body.get("prompt"))
+    echo = bool(body.get("echo", False))
+    want_logprobs = body.get("logprobs")
+    if want_logprobs is not None and (isinstance(want_logprobs, bool) or not isinstance(want_logprobs, int) or want_logprobs < 0):
+        raise protocol.BadRequest("'logprobs' must be a non-negative integer or null")
+    max_tokens = protocol.optional_int(body, "max_tokens")
+    max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
+    temperature = protocol.number(body, "temperature", 1.0)
+    request_seed = body.get("seed")
+    if temperature > 0 and request_seed is None and max_tokens > 0:
+        request_seed = f"n{next_sample()}"
+
+    choices, prompt_tokens, completion_tokens = [], 0, 0
+    for index, pieces in enumerate(prompts):
+        prompt = "".join(pieces)
+        generated: list[str] = []
+        finish = "length"
+        if max_tokens > 0:
+            planned = _continuation(prompt, seed=seed, model=model, temperature=temperature, request_seed=request_seed)
+            generated = planned[:max_tokens]
+            finish = "length" if len(planned) > max_tokens else "stop"
+        prompt_tokens += len(pieces)
+        completion_tokens += len(generated)
+        choices.append(
+            {
+                "index": index,
+                "text": (prompt if echo else "") + "".join(generated),
+                "logprobs": None if want_logprobs is None else _logprobs(seed, pieces, echo, generated),
+                "finish_reason": finish,
+            }
+        )
+    return {
+        "id": protocol.new_id("cmpl"),
+        "object": "text_completion",
+        "created": protocol.now(),
+        "model": model,
+        "system_fingerprint": protocol.FINGERPRINT,
+        "choices": choices,
+        "usage": protocol.usage(prompt_tokens, completion_tokens),
+    }

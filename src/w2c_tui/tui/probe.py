@@ -1,0 +1,118 @@
+"""'Test connection': what an OpenAI-compatible provider can do, asked with tiny requests.
+
+Checks GET /models, a one-token chat, /completions with echo + logprobs (needed by
+mcq_logprob) and vLLM's /tokenize (served at the server root, beside /v1). Each check has
+its own short timeout and its own ✓/✗, so one missing capability never hides the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import httpx
+
+CHECKS = ("models", "chat", "logprobs", "tokenize")
+
+
+@dataclass
+class Check:
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class ProbeResult:
+    provider: str
+    checks: dict[str, Check] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return "  ".join(f"{'✓' if c.ok else '✗'} {name}" for name, c in self.checks.items())
+
+
+def _server_root(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def _reason(response: httpx.Response) -> str:
+    text = response.text.strip().replace("\n", " ")
+    return f"HTTP {response.status_code}" + (f": {text[:120]}" if text else "")
+
+
+async def probe_provider(
+    name: str, base_url: str, token: str | None, model: str | None, *, timeout: float = 8.0
+) -> ProbeResult:
+    result = ProbeResult(name)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    base = base_url.rstrip("/")
+    async with httpx.AsyncClient(timeout=timeout, headers=headers) as client:
+        try:
+            response = await client.get(f"{base}/models")
+            if response.status_code == 200:
+                data = response.json().get("data") or []
+                result.models = sorted(str(m.get("id")) for m in data if isinstance(m, dict) and m.get("id"))
+                result.checks["models"] = Check(True, f"{len(result.models)} models")
+            else:
+                result.checks["models"] = Check(False, _reason(response))
+        except (httpx.HTTPError, ValueError) as exc:
+            result.checks["models"] = Check(False, type(exc).__name__)
+            # Nothing else will answer if the server cannot be reached at all.
+            for check in CHECKS[1:]:
+                result.checks[check] = Check(False, "not tried: server unreachable")
+            return result
+
+        model = model or (result.models[0] if result.models else None)
+        if model is None:
+            for check in CHECKS[1:]:
+                result.checks[check] = Check(False, "no model to try")
+            return result
+        checks = await asyncio.gather(
+            _chat(client, base, model), _logprobs(client, base, model), _tokenize(client, base, model)
+        )
+        result.checks.update(zip(CHECKS[1:], checks))
+    return result
+
+
+async def _chat(client: httpx.AsyncClient, base: str, model: str) -> Check:
+    body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1, "temperature": 0}
+    try:
+        response = await client.post(f"{base}/chat/completions", json=body)
+    except httpx.HTTPError as exc:
+        return Check(False, type(exc).__name__)
+    if response.status_code != 200:
+        return Check(False, _reason(response))
+    return Check(True, model)
+
+
+async def _logprobs(client: httpx.AsyncClient, base: str, model: str) -> Check:
+    body = {"model": model, "prompt": "The sky is blue", "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0}
+    try:
+        response = await client.post(f"{base}/completions", json=body)
+    except httpx.HTTPError as exc:
+        return Check(False, type(exc).__name__)
+    if response.status_code != 200:
+        return Check(False, _reason(response))
+    try:
+        choice = (response.json().get("choices") or [{}])[0]
+        tokens = (choice.get("logprobs") or {}).get("tokens") or []
+    except (ValueError, AttributeError, IndexError):
+        return Check(False, "unreadable answer")
+    if len(tokens) < 2:
+        return Check(False, "no echoed prompt tokens")
+    return Check(True, f"{len(tokens)} echoed tokens")
+
+
+async def _tokenize(client: httpx.AsyncClient, base: str, model: str) -> Check:
+    body = {"model": model, "prompt": "The sky is blue"}
+    for url in (f"{_server_root(base)}/tokenize", f"{base}/tokenize"):
+        try:
+            response = await client.post(url, json=body)
+        except httpx.HTTPError as exc:
+            last = Check(False, type(exc).__name__)
+            continue
+        if response.status_code == 200:
+            return Check(True, url.rsplit("/", 2)[-2] + "/tokenize")
+        last = Check(False, _reason(response))
+    return last

@@ -2,33 +2,87 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 MASK = "***"
-_SECRET_KEYS = {"token", "authorization", "api_key", "apikey", "x-api-key", "access_token", "bearer"}
+# Keys whose values are credentials whatever they contain (compared lower-case, '-' as '_').
+SECRET_KEYS = frozenset(
+    {
+        "authorization",
+        "proxy_authorization",
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "x_goog_api_key",
+        "token",
+        "access_token",
+        "auth_token",
+        "bearer_token",
+        "refresh_token",
+        "client_secret",
+        "password",
+    }
+)
+
+
+def is_secret_key(key: object) -> bool:
+    return isinstance(key, str) and key.lower().replace("-", "_") in SECRET_KEYS
+
+
+def redact(obj: Any, secrets: Iterable[str]) -> Any:
+    """`obj` with every secret string replaced by "***" and credential-named keys masked.
+
+    Copy-on-write: containers without anything to hide come back as the very same object,
+    so redacting a large clean request body costs a walk, not a copy.
+    """
+    needles = tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+    return _redact(obj, needles)
+
+
+def redact_text(text: str, secrets: Iterable[str]) -> str:
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _redact(obj: Any, needles: tuple[str, ...]) -> Any:
+    if isinstance(obj, str):
+        for needle in needles:
+            if needle in obj:
+                obj = obj.replace(needle, MASK)
+        return obj
+    if isinstance(obj, dict):
+        changed: dict[Any, Any] | None = None
+        for key, value in obj.items():
+            new_value = MASK if is_secret_key(key) and value not in (None, "") else _redact(value, needles)
+            new_key = _redact(key, needles) if isinstance(key, str) else key
+            if changed is None and (new_value is not value or new_key is not key):
+                changed = {}
+                for done_key, done_value in obj.items():  # keep what was already walked
+                    if done_key is key:
+                        break
+                    changed[done_key] = done_value
+            if changed is not None:
+                changed[new_key] = new_value
+        return obj if changed is None else changed
+    if isinstance(obj, (list, tuple)):
+        items = [_redact(item, needles) for item in obj]
+        if all(new is old for new, old in zip(items, obj)):
+            return obj
+        return items if isinstance(obj, list) else tuple(items)
+    return obj
 
 
 class Redactor:
-    """Masks known secret values anywhere in text or nested data, and secret-named keys."""
+    """The secrets of one launch, bound to the two functions above."""
 
-    def __init__(self, secrets: list[str] | None = None) -> None:
-        # Longest first, so a secret containing another is masked whole; very short
-        # strings are not treated as secrets (masking "a" would mangle every text).
-        self.secrets = sorted({s for s in (secrets or []) if s and len(s) >= 4}, key=len, reverse=True)
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets = tuple(s for s in secrets if s)
 
     def text(self, value: str) -> str:
-        for secret in self.secrets:
-            if secret in value:
-                value = value.replace(secret, MASK)
-        return value
+        return redact_text(value, self.secrets)
 
     def data(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {
-                k: (MASK if v and str(k).lower() in _SECRET_KEYS else self.data(v)) for k, v in value.items()
-            }
-        if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
-        return value
+        return redact(value, self.secrets)

@@ -4,7 +4,7 @@ from w2c_tui.api.client import ApiClient
 from w2c_tui.api.limits import ProviderLimits, RequestSpacing
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, default_provider, is_loopback_url, route
-from w2c_tui.api.redaction import redact, redact_text
+from w2c_tui.redaction import redact, redact_text
 from w2c_tui.api.results import ChatResult
 from w2c_tui.api.retry import (
     ApiError,

@@ -16,7 +16,7 @@ from w2c_tui.api.limits import ProviderLimits
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, default_provider
 from w2c_tui.api.providers import route as route_model
-from w2c_tui.api.redaction import redact_text
+from w2c_tui.redaction import redact_text
 from w2c_tui.api.results import ChatResult, chat_result
 from w2c_tui.api.retry import (
     PermanentApiError,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from w2c_tui.api.redaction import redact, redact_text
+from w2c_tui.redaction import redact, redact_text
 
 __all__ = ["CallContext", "RECORD_KEYS", "build_record", "redact", "redact_text"]
 

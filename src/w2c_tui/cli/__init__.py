@@ -70,3 +70,4 @@ def _open_app(args: argparse.Namespace) -> int:
 
 def entry() -> None:
     sys.exit(main())
+

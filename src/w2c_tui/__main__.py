@@ -1,0 +1,3 @@
+from w2c_tui.cli import entry
+
+entry()

@@ -1,0 +1,1 @@
+"""Screens of the w2c-tui app, one per module."""

@@ -1,0 +1,1 @@
+"""Widgets of the w2c-tui app, one per module."""

@@ -1,0 +1,80 @@
+"""Per-pipeline progress of a running session: bar, done/total, rate, ETA, accuracy, F1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+from textual.markup import escape
+from textual.widget import Widget
+
+from w2c_tui.tui.formatting import bar, duration, ratio, short_exp
+
+_STATUS_STYLE = {
+    "done": "$success",
+    "partial": "$warning",
+    "failed": "$error",
+    "cancelled": "$warning",
+    "queued": "$text-muted",
+    "running": "$text",
+}
+
+
+class ProgressTable(Widget):
+    DEFAULT_CSS = """
+    ProgressTable { height: auto; min-height: 1; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._pipelines: dict[str, dict[str, Any]] = {}
+
+    def update_pipelines(self, pipelines: dict[str, dict[str, Any]]) -> None:
+        changed = len(pipelines) != len(self._pipelines)
+        self._pipelines = pipelines
+        if changed:
+            self.refresh(layout=True)
+        else:
+            self.refresh()
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        return max(1, len(self._pipelines))
+
+    def render(self) -> Content:
+        if not self._pipelines:
+            return Content.from_markup("[$text-muted]preparing: loading data and checking providers…[/]")
+        width = self.content_region.width or 80
+        long_names = width >= 110
+        names = {n: (n if long_names else short_exp(n)) for n in self._pipelines}
+        name_width = min(max(len(n) for n in names.values()), 30)
+        # name, bar, counts, rate, eta/status, acc, F1
+        tail_width = 13 + 11 + 11 + 9 + 8
+        bar_width = max(6, width - name_width - tail_width - 2)
+        lines = [self._line(p, names[n], name_width, bar_width) for n, p in self._pipelines.items()]
+        return Content.from_markup("\n".join(lines))
+
+    def _line(self, p: dict[str, Any], name: str, name_width: int, bar_width: int) -> str:
+        done, total, failed = p.get("done", 0), p.get("total", 0), p.get("failed", 0)
+        status = str(p.get("status", ""))
+        filled, empty = bar(done, total, bar_width)
+        colour = "$success" if status == "done" else "$error" if status == "failed" else "$accent"
+        counts = f"{done:>5}/{total:<5}"
+        if failed:
+            counts += f" [$error]✗{failed}[/]"
+        else:
+            counts += "   "
+        if status == "running":
+            rate = f"{p.get('rate') or 0:4.1f} ex/s"
+            when = f"ETA {duration(p.get('eta_seconds'))}" if p.get("eta_seconds") is not None else ""
+        else:
+            rate = ""
+            when = f"[{_STATUS_STYLE.get(status, '$text')}]{escape(status)}[/]"
+        return (
+            f"{escape(name[:name_width]):<{name_width}} [{colour}]{filled}[/][$text-muted]{empty}[/] "
+            f"{counts} {rate:>10} {_pad(when, 10)} acc {ratio(p.get('accuracy')):>4}  F1 {ratio(p.get('macro_f1')):>4}"
+        )
+
+
+def _pad(markup: str, width: int) -> str:
+    visible = len(Content.from_markup(markup).plain)
+    return markup + " " * max(0, width - visible)

@@ -1,0 +1,53 @@
+"""The request side of a running session: concurrency, throughput, latency, retries, waits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+from textual.markup import escape
+from textual.widgets import Static
+
+from w2c_tui.tui.formatting import count, duration, number
+
+
+def describe_requests(snap: dict[str, Any]) -> str:
+    """The block as Textual markup (a function, so tests can read it without a screen)."""
+    limit = snap.get("max_concurrency") or "?"
+    lines = [
+        f"in flight [b]{snap.get('in_flight', 0)}[/b]/{limit}   "
+        f"[b]{snap.get('requests_per_second', 0.0):.1f}[/b] req/s   {snap.get('requests', 0):,} requests",
+        f"latency p50 {_seconds(snap.get('latency_p50'))}  p95 {_seconds(snap.get('latency_p95'))}",
+    ]
+    retries = snap.get("retries") or {}
+    total = snap.get("retries_total", sum(retries.values()))
+    if total:
+        causes = ", ".join(f"{escape(str(c))} ×{n}" for c, n in sorted(retries.items(), key=lambda kv: -kv[1]))
+        retry_text = f"[$warning]retries {total}[/] ({causes})"
+    else:
+        retry_text = "retries 0"
+    errors = snap.get("errors", 0)
+    error_text = f"[$error]errors {errors}[/]" if errors else "errors 0"
+    lines.append(f"{retry_text}   {error_text}")
+    for provider, wait in sorted((snap.get("waits") or {}).items()):
+        lines.append(
+            f"[$warning]⏸ waiting {max(0, wait.get('seconds_left', 0)):.0f} s: "
+            f"{escape(str(wait.get('cause')))} from {escape(provider)}[/]"
+        )
+    lines.append(f"tokens in {count(snap.get('tokens_in'))}  out {count(snap.get('tokens_out'))}")
+    state = "[$success]finished[/]" if snap.get("finished") else "running"
+    lines.append(f"{state} · elapsed {duration(snap.get('elapsed'))}")
+    return "\n".join(lines)
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{number(value, 2)} s"
+
+
+class RequestStats(Static):
+    DEFAULT_CSS = """
+    RequestStats { height: auto; padding: 0 1; }
+    """
+
+    def update_snapshot(self, snap: dict[str, Any]) -> None:
+        self.update(Content.from_markup(describe_requests(snap)))

@@ -1,0 +1,155 @@
+"""A whole evaluation over HTTP against `w2c-tui sim`: layout, field names, metrics, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from w2c_tui.config import load_config
+from w2c_tui.data import load_examples
+from w2c_tui.engine.launch import Launch
+from w2c_tui.metrics import compute_metrics, stability_summary
+from w2c_tui.store.jsonl import iter_rows, read_keyed
+
+from conftest import write_config
+
+PIPELINES = {
+    "llm_judge": ("judge_decisions.jsonl", "predicted_label"),
+    "mcq": ("mcq_predictions.jsonl", "predicted_label"),
+    "mcq_logprob": ("mcq_logprob_predictions.jsonl", "predicted_label_raw"),
+}
+SWEEP = "stability_mcq_k=3_T=0.7"
+FULL_RUN = """
+[data]
+use_full_dataset = true
+[stability]
+enabled = true
+[[stability.sweeps]]
+method = "mcq"
+k = 3
+temperatures = [0.7]
+[mlflow]
+enabled = false
+"""
+
+
+def run_launch(config: Path, run_key: str, **kwargs) -> list:
+    loaded = load_config(config, environ={})
+    return asyncio.run(Launch(loaded, run_key=run_key, **kwargs).run())
+
+
+@pytest.fixture(scope="module")
+def full_run(sim, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("full")
+    config = write_config(folder, sim.base_url, FULL_RUN)
+    sim.reset()
+    [outcome] = run_launch(config, "integration")
+    return config, outcome, sim.stats()
+
+
+def test_every_pipeline_finishes_with_the_documented_layout(full_run):
+    _, outcome, _ = full_run
+    assert outcome.ok, outcome.statuses
+    root = outcome.plan.paths.root
+    assert root.parent.parent.name == "integration" and root.parent.name == "sessions"
+    manifest = json.loads((root / "manifest.json").read_text())
+    for key in ("schema_version", "fingerprint", "created_at", "updated_at", "config"):
+        assert key in manifest
+    assert manifest["fingerprint"] == root.name and len(root.name) == 16
+    for exp in [*PIPELINES, SWEEP]:
+        assert (root / "checkpoints" / exp / "_DONE.json").is_file()
+        assert (root / "artifacts_local" / exp / "metrics.json").is_file()
+        assert (root / "artifacts_local" / exp / "audit_summary.json").is_file()
+        assert (root / "artifacts_local" / exp / "llm_calls" / f"{exp}.jsonl").is_file()
+    assert (root / "checkpoints" / "llm_judge" / "target_responses.jsonl").is_file()
+    assert (root / "checkpoints" / "mcq_logprob" / "debug_per_choice.jsonl").is_file()
+
+
+def test_checkpoint_rows_carry_the_field_names_of_the_guide(full_run):
+    root = full_run[1].plan.paths.root / "checkpoints"
+    first = lambda path: next(iter_rows(path))  # noqa: E731
+    expectations = {
+        "llm_judge/target_responses.jsonl": {"uuid", "raw_text", "target_model", "temperature", "api_seed"},
+        "llm_judge/judge_decisions.jsonl": {
+            "uuid", "predicted_label", "judge_raw", "judge_rationale", "judge_parse_failed_first",
+            "judge_parse_failed_second", "judge_used_retry", "judge_fallback_to_cannot_answer",
+            "judge_exception_first", "judge_exception_second",
+        },
+        "mcq/mcq_predictions.jsonl": {
+            "uuid", "gold_label", "gold_index", "answer_names", "predicted_index", "predicted_label",
+            "raw_mcq_output", "target_model", "temperature", "api_seed",
+        },
+        "mcq_logprob/mcq_logprob_predictions.jsonl": {
+            "uuid", "gold_label", "predicted_label_raw", "predicted_label_norm_bytes", "predicted_label_norm_tokens",
+            "predicted_label_norm_chars", "mode", "target_model", "scores_raw", "scores_norm_chars", "gold_index",
+        },
+        "mcq_logprob/debug_per_choice.jsonl": {
+            "uuid", "gold_label", "answer_name", "choice_text_preview", "len_chars", "len_bytes", "num_tokens",
+            "raw_score", "token_norm_score", "used_lcp_split", "prompt_tok_count", "lcp",
+        },
+        f"{SWEEP}/{SWEEP}.jsonl": {
+            "uuid", "gold_label", "n_runs", "run_labels", "mode_label", "mode_count", "consistency", "is_stable",
+            "is_mode_correct", "is_stable_and_correct", "is_stable_but_wrong", "mean_accuracy_across_runs",
+            "entropy", "normalized_entropy", "flip_rate", "eval_type", "target_model", "temperature",
+            "judge_model", "forced_delimiter", "ckpt_name", "run_indices", "run_aux",
+        },
+    }
+    for relative, fields in expectations.items():
+        row = first(root / relative)
+        assert fields <= row.keys(), (relative, fields - row.keys())
+
+
+def test_metrics_recomputed_from_checkpoints_equal_metrics_json(full_run):
+    _, outcome, _ = full_run
+    paths = outcome.plan.paths
+    examples = outcome.plan.examples
+    assert len(examples) == 300
+    for exp, (filename, field) in PIPELINES.items():
+        rows = read_keyed(paths.checkpoint_file(exp, filename))
+        assert set(rows) == {e.uuid for e in examples}
+        recomputed = compute_metrics(examples, {u: r[field] for u, r in rows.items()}, bootstrap_seed=42)
+        written = json.loads(paths.metrics_file(exp).read_text())
+        assert json.loads(json.dumps(recomputed)).items() <= written.items(), exp
+    rows = read_keyed(paths.checkpoint_file(SWEEP, f"{SWEEP}.jsonl"))
+    summary = stability_summary(list(rows.values()))
+    summary.pop("mode_classification")
+    written = json.loads(paths.metrics_file(SWEEP).read_text())
+    assert json.loads(json.dumps(summary)).items() <= written.items()
+    assert written["k"] == 3
+
+
+def test_one_completions_request_per_logprob_example(full_run):
+    _, outcome, stats = full_run
+    calls = list(iter_rows(outcome.plan.paths.calls_file("mcq_logprob")))
+    completions = [c for c in calls if c["endpoint"].endswith("/completions") and "chat" not in c["endpoint"]]
+    assert len(completions) == 300
+    assert all(len(c["request"]["prompt"]) == 5 and c["request"]["echo"] is True for c in completions)
+
+
+def test_call_traces_have_the_documented_fields(full_run):
+    calls = iter_rows(full_run[1].plan.paths.calls_file("mcq"))
+    record = next(calls)
+    for key in ("provider", "base_url", "model", "endpoint", "settings", "pipeline", "uuid", "request", "response", "status", "latency_ms", "attempt"):
+        assert key in record
+
+
+def test_resume_sends_requests_only_for_missing_uuids(full_run, sim):
+    config, outcome, _ = full_run
+    paths = outcome.plan.paths
+    predictions = paths.checkpoint_file("mcq", "mcq_predictions.jsonl")
+    lines = predictions.read_text().splitlines()
+    dropped = {json.loads(line)["uuid"] for line in lines[-7:]}
+    predictions.write_text("\n".join(lines[:-7]) + "\n")
+    paths.done_file("mcq").unlink()
+    sim.reset()
+    [again] = run_launch(config, "integration")
+    assert again.ok and again.plan.fingerprint == outcome.plan.fingerprint
+    stats = sim.stats()
+    model_calls = {path: n for path, n in stats["requests"].items() if path != "/v1/models"}  # preflight probe
+    assert model_calls == {"/v1/chat/completions": 7}, stats
+    resent = [c["uuid"] for c in iter_rows(paths.calls_file("mcq"))][-7:]
+    assert set(resent) == dropped
+    assert set(read_keyed(predictions)) == {e.uuid for e in load_examples()}

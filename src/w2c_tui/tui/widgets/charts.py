@@ -1,0 +1,91 @@
+"""Charts drawn with plotext: throughput over time, per-class F1 bars, histograms."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from textual_plotext import PlotextPlot
+
+from w2c_tui.labels import LABELS, SHORT
+
+
+class ThroughputChart(PlotextPlot):
+    """req/s (left axis) and running accuracy (right axis) of a session, sampled once a second."""
+
+    DEFAULT_CSS = """
+    ThroughputChart { height: 1fr; min-height: 6; }
+    """
+    _MAX_POINTS = 600
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.times: list[float] = []
+        self.rates: list[float] = []
+        self.accuracy: list[float | None] = []
+
+    def add_sample(self, elapsed: float, requests_per_second: float, accuracy: float | None) -> None:
+        self.times.append(round(elapsed, 1))
+        self.rates.append(requests_per_second)
+        self.accuracy.append(accuracy)
+        if len(self.times) > self._MAX_POINTS:
+            del self.times[0], self.rates[0], self.accuracy[0]
+        self.redraw()
+
+    def redraw(self) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if not self.times:
+            plt.title("throughput: waiting for the first requests")
+        else:
+            plt.plot(self.times, self.rates, label="req/s", marker="braille")
+            points = [(t, a) for t, a in zip(self.times, self.accuracy) if a is not None]
+            if points:
+                plt.plot([t for t, _ in points], [a for _, a in points], label="accuracy", yside="right", marker="braille")
+            plt.xlabel("seconds")
+        self.refresh()
+
+
+class BarChart(PlotextPlot):
+    """Grouped bars: one group per label, one bar per series (e.g. per pipeline)."""
+
+    DEFAULT_CSS = """
+    BarChart { height: 14; min-height: 8; }
+    """
+
+    def show(self, title: str, series: dict[str, Sequence[float]], groups: Sequence[str] = LABELS) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(title)
+        names = [SHORT.get(g, g) for g in groups]
+        if series:
+            if len(series) == 1:
+                (name, values), = series.items()
+                plt.bar(names, list(values), label=name)
+            else:
+                plt.multiple_bar(names, [list(v) for v in series.values()], labels=list(series))
+            plt.ylim(0, 1)
+        self.refresh()
+
+
+class Histogram(PlotextPlot):
+    DEFAULT_CSS = """
+    Histogram { height: 14; min-height: 8; }
+    """
+
+    def show(self, title: str, series: dict[str, Sequence[float]], bins: int = 20, xlabel: str = "") -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title(title)
+        drawn = False
+        for name, values in series.items():
+            if values:
+                plt.hist(list(values), bins=bins, label=name)
+                drawn = True
+        if not drawn:
+            plt.title(f"{title}: no data")
+        if xlabel:
+            plt.xlabel(xlabel)
+        self.refresh()

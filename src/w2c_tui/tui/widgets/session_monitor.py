@@ -1,0 +1,155 @@
+"""Everything the Monitor shows about one running session, refreshed from snapshots.
+
+A timer reads `state.snapshot()` a few times per second (never one message per
+example); the chart takes one sample per second.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.markup import escape
+from textual.widgets import Static
+
+from w2c_tui.tui.launches import MonitoredSession
+from w2c_tui.tui.widgets.charts import ThroughputChart
+from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
+from w2c_tui.tui.widgets.event_log import EventLog
+from w2c_tui.tui.widgets.progress_table import ProgressTable
+from w2c_tui.tui.widgets.request_stats import RequestStats
+
+POLL_SECONDS = 0.4
+CHART_SECONDS = 1.0
+
+
+class SessionMonitor(Vertical):
+    DEFAULT_CSS = """
+    SessionMonitor { height: 1fr; }
+    SessionMonitor #monitor-title { height: 1; padding: 0 1; background: $boost; }
+    SessionMonitor #monitor-message { height: auto; padding: 0 1; color: $error; display: none; }
+    SessionMonitor #monitor-message.-shown { display: block; }
+    SessionMonitor #monitor-middle { height: auto; }
+    SessionMonitor .box { border: round $primary 50%; border-title-color: $text; height: auto; }
+    SessionMonitor #requests-box { width: 1fr; }
+    SessionMonitor #confusion-box { width: 1fr; }
+    SessionMonitor #progress-box { height: auto; }
+    SessionMonitor #chart-box { height: 1fr; min-height: 7; }
+    SessionMonitor #events-box { height: 1fr; min-height: 7; }
+    """
+
+    def __init__(self, session: MonitoredSession, *, poll: bool = True) -> None:
+        super().__init__(id=f"monitor-{session.key}")
+        self.session = session
+        self.poll = poll
+        self.confusion_pipeline: str | None = None
+        self.last_snapshot: dict[str, Any] = {}
+        self._events_seen = 0
+        self._last_chart = 0.0
+        self._timer = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="monitor-title")
+        yield Static(id="monitor-message")
+        with Vertical(id="progress-box", classes="box") as box:
+            box.border_title = "Pipelines"
+            yield ProgressTable()
+        with Horizontal(id="monitor-middle"):
+            with Vertical(id="requests-box", classes="box") as box:
+                box.border_title = "Requests"
+                yield RequestStats()
+            with Vertical(id="confusion-box", classes="box") as box:
+                box.border_title = "Confusion"
+                yield ConfusionMatrix()
+        with Vertical(id="chart-box", classes="box") as box:
+            box.border_title = "Throughput (req/s, accuracy)"
+            yield ThroughputChart()
+        with Vertical(id="events-box", classes="box") as box:
+            box.border_title = "Audit events"
+            yield EventLog()
+
+    def on_mount(self) -> None:
+        self.refresh_snapshot()
+        if self.poll:
+            self._timer = self.set_interval(POLL_SECONDS, self.refresh_snapshot)
+
+    @property
+    def finished(self) -> bool:
+        record = self.session.record
+        if record is not None and record.status != "running":
+            return True
+        return bool(self.last_snapshot.get("finished"))
+
+    def cycle_confusion(self) -> None:
+        names = list((self.last_snapshot.get("pipelines") or {}).keys())
+        if not names:
+            return
+        current = names.index(self.confusion_pipeline) if self.confusion_pipeline in names else -1
+        self.confusion_pipeline = names[(current + 1) % len(names)]
+        self._show_confusion(self.last_snapshot)
+
+    def refresh_snapshot(self) -> None:
+        snap = self.session.state.snapshot()
+        self.last_snapshot = snap
+        self._show_title(snap)
+        self.query_one(ProgressTable).update_pipelines(snap.get("pipelines") or {})
+        self.query_one(RequestStats).update_snapshot(snap)
+        self._show_confusion(snap)
+        self._show_events(snap)
+        now = time.monotonic()
+        if now - self._last_chart >= CHART_SECONDS:
+            self._last_chart = now
+            self._sample_chart(snap)
+        if self.finished and snap.get("finished") is not False and self._timer is not None:
+            # One last refresh has drawn the final numbers; nothing changes any more.
+            record = self.session.record
+            if record is None or record.status != "running":
+                self._timer.stop()
+                self._timer = None
+
+    def _show_title(self, snap: dict[str, Any]) -> None:
+        record = self.session.record
+        status = record.status if record is not None else ("finished" if snap.get("finished") else "running")
+        colour = {"running": "$accent", "finished": "$success", "failed": "$error"}.get(status, "$warning")
+        simulated = "  [$warning]SIMULATED[/]" if snap.get("simulated") else ""
+        hint = "  [$text-muted]s: open session[/]" if self.finished else "  [$text-muted]c: cancel[/]"
+        self.query_one("#monitor-title", Static).update(
+            Content.from_markup(f"[b]{escape(self.session.title)}[/b]  [{colour}]{status}[/]{simulated}{hint}")
+        )
+        message = self.query_one("#monitor-message", Static)
+        error = record.error if record is not None else ""
+        if error:
+            message.update(error)
+        message.set_class(bool(error), "-shown")
+
+    def _show_confusion(self, snap: dict[str, Any]) -> None:
+        pipelines = snap.get("pipelines") or {}
+        if self.confusion_pipeline not in pipelines:
+            # The first pipeline that has predictions, so the matrix is not empty for long.
+            with_data = [n for n, p in pipelines.items() if sum(map(sum, p.get("confusion") or [])) > 0]
+            self.confusion_pipeline = (with_data or list(pipelines) or [None])[0]
+        box = self.query_one("#confusion-box")
+        name = self.confusion_pipeline
+        box.border_title = f"Confusion ({name}, so far)" if name else "Confusion"
+        box.border_subtitle = "p: next pipeline" if len(pipelines) > 1 else ""
+        matrix = (pipelines.get(name) or {}).get("confusion") if name else None
+        self.query_one(ConfusionMatrix).show(matrix)
+
+    def _show_events(self, snap: dict[str, Any]) -> None:
+        total = int(snap.get("event_count") or 0)
+        fresh = total - self._events_seen
+        if fresh <= 0:
+            return
+        recent = snap.get("recent_events") or []
+        self.query_one(EventLog).add_events(recent[-fresh:] if fresh < len(recent) else recent, total)
+        self._events_seen = total
+
+    def _sample_chart(self, snap: dict[str, Any]) -> None:
+        pipelines = (snap.get("pipelines") or {}).values()
+        scored = [(p.get("accuracy"), p.get("done", 0)) for p in pipelines if p.get("accuracy") is not None]
+        weight = sum(n for _, n in scored)
+        accuracy = sum(a * n for a, n in scored) / weight if weight else None
+        self.query_one(ThroughputChart).add_sample(snap.get("elapsed") or 0.0, snap.get("requests_per_second") or 0.0, accuracy)

@@ -1,0 +1,107 @@
+"""Faults from the simulated endpoint: retried honestly, visible in traces, never changing a prediction."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from w2c_tui.config import load_config
+from w2c_tui.engine.launch import Launch
+from w2c_tui.store.jsonl import iter_rows, read_keyed
+
+from conftest import write_config
+
+RUN = """
+[http]
+max_retries = {retries}
+timeout_seconds = 1.0
+base_delay_seconds = 0.01
+max_delay_seconds = 2.0
+retry_sleep_seconds = 0.05
+[data]
+n_per_label = 8
+[stability]
+enabled = true
+[[stability.sweeps]]
+method = "mcq"
+k = 2
+temperatures = [0.7]
+[mlflow]
+enabled = false
+"""
+FILES = {
+    "llm_judge": ("judge_decisions.jsonl", "predicted_label"),
+    "mcq": ("mcq_predictions.jsonl", "predicted_label"),
+    "mcq_logprob": ("mcq_logprob_predictions.jsonl", "predicted_label_raw"),
+    "stability_mcq_k=2_T=0.7": ("stability_mcq_k=2_T=0.7.jsonl", "run_labels"),
+}
+
+
+def run(folder, base_url, retries=12):
+    folder.mkdir(parents=True, exist_ok=True)
+    config = write_config(folder, base_url, RUN.format(retries=retries))
+    launch = Launch(load_config(config, environ={}), run_key="faults")
+    [outcome] = asyncio.run(launch.run())
+    return outcome
+
+
+def predictions(outcome):
+    paths = outcome.plan.paths
+    return {
+        exp: {u: r[field] for u, r in read_keyed(paths.checkpoint_file(exp, name)).items()}
+        for exp, (name, field) in FILES.items()
+    }
+
+
+def test_twenty_percent_faults_change_nothing_but_the_retry_count(make_sim, tmp_path):
+    clean_sim = make_sim("--seed", "11")
+    faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.2", "--slow-ms", "3000")
+    clean = run(tmp_path / "clean", clean_sim.base_url)
+    faulty = run(tmp_path / "faulty", faulty_sim.base_url)
+    assert clean.ok and faulty.ok, (clean.statuses, faulty.statuses)
+    assert predictions(faulty) == predictions(clean)
+
+    stats = faulty_sim.stats()
+    injected = stats["faults_total"]
+    assert injected > 20 and all(n > 0 for n in stats["faults"].values()), stats
+    # Every fault was retried once, and counted by cause in RunState.
+    snapshot = faulty.state.snapshot()
+    assert snapshot["retries_total"] == injected, (snapshot["retries"], stats["faults"])
+    assert snapshot["retries"].get("429", 0) == sum(v for k, v in stats["faults"].items() if k.startswith("429"))
+    # Every failed attempt is in the call traces.
+    paths = faulty.plan.paths
+    failed_attempts = [
+        record
+        for exp in FILES
+        for record in iter_rows(paths.calls_file(exp))
+        if record.get("retry_cause") or record.get("error")
+    ]
+    assert len(failed_attempts) == injected
+    assert clean.state.snapshot()["retries_total"] == 0
+
+
+def test_faults_beyond_max_retries_are_recorded_then_resume_completes(make_sim, tmp_path):
+    faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.3", "--fault-kinds", "500,503")
+    first = run(tmp_path / "s", faulty_sim.base_url, retries=0)
+    assert not first.ok
+    statuses = set(first.statuses.values())
+    assert statuses <= {"partial", "done"} and "partial" in statuses
+    paths = first.plan.paths
+    failures = [
+        e
+        for exp in FILES
+        for e in iter_rows(paths.audit_file(exp))
+        if e["fallback_type"] == "api_call_failed_example_skipped"
+    ]
+    assert failures and all(e["severity"] == "error" and e["uuid"] for e in failures)
+    failed_state = sum(p["failed"] for p in first.state.snapshot()["pipelines"].values())
+    assert failed_state == len(failures)
+    metrics = json.loads(paths.metrics_file("mcq").read_text())
+    assert metrics["complete"] is False or not any(e["exp_name"] == "mcq" for e in failures)
+
+    clean_sim = make_sim("--seed", "11")
+    again = run(tmp_path / "s", clean_sim.base_url)
+    assert again.ok and again.plan.fingerprint == first.plan.fingerprint
+    for exp, (name, _) in FILES.items():
+        assert len(read_keyed(paths.checkpoint_file(exp, name))) == 24
+        assert paths.done_file(exp).is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -24,6 +25,34 @@ SECRET_KEYS = frozenset(
         "password",
     }
 )
+
+
+# Every secret this process knows (provider tokens), with their JSON-escaped forms, longest
+# first. Writers of the store scrub each serialized line with `scrub`, so a secret cannot
+# reach a file whatever path it took into the data.
+_KNOWN: tuple[str, ...] = ()
+# Shorter strings are not scrubbed from files: masking "abc" would mangle ordinary text,
+# and no provider issues tokens that short.
+MIN_SECRET_LENGTH = 8
+
+
+def register_secrets(values: Iterable[str]) -> None:
+    global _KNOWN
+    found = set(_KNOWN)
+    for value in values:
+        if value and len(value) >= MIN_SECRET_LENGTH:
+            found.add(value)
+            found.add(json.dumps(value, ensure_ascii=False)[1:-1])
+            found.add(json.dumps(value)[1:-1])
+    _KNOWN = tuple(sorted(found, key=len, reverse=True))
+
+
+def scrub(text: str) -> str:
+    """`text` with every registered secret replaced by the mask."""
+    for secret in _KNOWN:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
 
 
 def is_secret_key(key: object) -> bool:

@@ -21,6 +21,7 @@ class Outcome:
     latency_ms: float
     error: str | None = None
     retry_cause: str | None = None  # set when another attempt may succeed
+    content: bytes | None = None  # the raw body as received, for a quick look for secrets
 
     @property
     def ok(self) -> bool:
@@ -42,7 +43,7 @@ async def exchange(
         outcome = Outcome(None, None, None, None, _elapsed_ms(started), error=_describe(exc))
         outcome.retry_cause = cause_for_exception(exc)
         return outcome
-    outcome = Outcome(response.status_code, None, None, response.headers, _elapsed_ms(started))
+    outcome = Outcome(response.status_code, None, None, response.headers, _elapsed_ms(started), content=response.content)
     try:
         outcome.data = json.loads(response.content) if response.content else None
     except ValueError:

@@ -12,11 +12,12 @@ import httpx
 
 from w2c_tui.api.attempt import Outcome, exchange
 from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
+from w2c_tui.api.pool import ShardedHttp
 from w2c_tui.api.limits import ProviderLimits
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, default_provider
 from w2c_tui.api.providers import route as route_model
-from w2c_tui.redaction import redact_text
+from w2c_tui.redaction import redact_text, register_secrets
 from w2c_tui.api.results import ChatResult, chat_result
 from w2c_tui.api.retry import (
     PermanentApiError,
@@ -44,7 +45,7 @@ class _Provider:
     """Everything the client keeps per provider."""
 
     settings: ProviderSettings
-    http: httpx.AsyncClient
+    http: ShardedHttp
     limits: ProviderLimits
     compat: ParameterCompat = field(default_factory=ParameterCompat)
     tokenize_url: str | None = None
@@ -91,6 +92,7 @@ class ApiClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._secrets = tuple(dict.fromkeys([*(p.token for p in providers if p.token), *(s for s in secrets if s)]))
+        register_secrets(self._secrets)
         self._active: dict[str, _Provider] = {}
         self._closed = False
 
@@ -233,14 +235,19 @@ class ApiClient:
             raise RuntimeError("ApiClient is closed")
         settings.check_token()
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
-        http = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds)),
-            limits=httpx.Limits(
-                max_connections=settings.max_concurrency, max_keepalive_connections=settings.max_concurrency
-            ),
-            transport=self._transport,
-        )
+        timeout = httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds))
+        tls = httpx.create_ssl_context()  # one per provider: loading CA certificates costs ~15 ms each
+
+        def make_client(connections: int) -> httpx.AsyncClient:
+            return httpx.AsyncClient(
+                headers=headers,
+                timeout=timeout,
+                verify=tls,
+                limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+                transport=self._transport,
+            )
+
+        http = ShardedHttp(make_client, settings.max_concurrency)
         limits = ProviderLimits(settings.max_concurrency, settings.requests_per_minute, sleep=self._sleep)
         provider = _Provider(settings, http, limits)
         self._active[settings.name] = provider
@@ -275,7 +282,8 @@ class ApiClient:
             async with provider.limits.slot():
                 observer.on_request_start(name)
                 try:
-                    outcome = await exchange(provider.http, method, url, sent, expect_choices)
+                    with provider.http.client() as http:
+                        outcome = await exchange(http, method, url, sent, expect_choices)
                 except BaseException:  # cancelled: still pair the start with an end for in-flight counters
                     observer.on_request_end(name, 0.0, False)
                     raise
@@ -340,6 +348,7 @@ class ApiClient:
             latency_ms=outcome.latency_ms,
             retry_cause=retry_cause,
             secrets=self._secrets,
+            raw=outcome.content,
         )
         self.observer.on_attempt(record)
 

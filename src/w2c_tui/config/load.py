@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from w2c_tui.config.errors import ConfigError, nearest, where
 from w2c_tui.config.schema import ProviderSettings, Settings
+from w2c_tui.redaction import register_secrets
 
 DEFAULT_CONFIG_NAME = "config.toml"
 
@@ -88,6 +89,7 @@ def load_config(
     env = _environment(base_dir, environ)
     settings = validate(raw, config_path, text)
     _apply_environment(settings, env)
+    register_secrets(p.token for p in settings.providers.values())
     return LoadedConfig(settings=settings, path=config_path, base_dir=base_dir, environ=env)
 
 

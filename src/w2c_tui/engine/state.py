@@ -93,6 +93,8 @@ class RunState:
         self.event_count = 0
         self.compat: list[str] = []
         self.mlflow_ids: dict[str, Any] | None = None
+        self.first_request_at: float | None = None
+        self.last_request_at: float | None = None
 
     # -- pipelines ---------------------------------------------------------------
     def pipeline(self, exp_name: str) -> PipelineProgress:
@@ -110,12 +112,15 @@ class RunState:
     def on_request_start(self, provider: str) -> None:
         with self._lock:
             self.in_flight += 1
+            if self.first_request_at is None:
+                self.first_request_at = time.monotonic()
 
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
         now = time.monotonic()
         with self._lock:
             self.in_flight -= 1
             self.requests += 1
+            self.last_request_at = now
             self._request_times.append(now)
             self._latencies.append(latency_ms / 1000.0)
             if not ok:
@@ -176,6 +181,9 @@ class RunState:
                 "requests": self.requests,
                 "errors": self.errors,
                 "requests_per_second": recent / window,
+                "request_window_seconds": (
+                    (self.last_request_at or now) - self.first_request_at if self.first_request_at else 0.0
+                ),
                 "latency_p50": _quantile(latencies, 0.5),
                 "latency_p95": _quantile(latencies, 0.95),
                 "retries": dict(self.retries),

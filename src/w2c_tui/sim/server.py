@@ -62,7 +62,9 @@ class _Server(uvicorn.Server):
 def bind_socket(host: str, port: int) -> socket.socket:
     """A bound socket (port 0: a free one); uvicorn starts listening on it."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # Name the protocol: asyncio turns Nagle off (TCP_NODELAY) only on accepted sockets whose
+    # proto is IPPROTO_TCP; with proto 0 every kept-alive response waits ~40 ms for an ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from w2c_tui.redaction import scrub
+
 FSYNC_INTERVAL_SECONDS = 1.0
 
 
 def dumps(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=str)
+    """One line of JSON with every known secret scrubbed out."""
+    return scrub(json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=str))
 
 
 class JsonlAppender:
@@ -134,8 +137,7 @@ def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(payload, fh, ensure_ascii=False, indent=2, default=str)
-        fh.write("\n")
+        fh.write(scrub(json.dumps(payload, ensure_ascii=False, indent=2, default=str)) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -63,7 +63,7 @@ def label(value: str | None) -> str:
 
 def bar(done: int, total: int, width: int) -> tuple[str, str]:
     """The filled and the empty part of a progress bar."""
-    width = max(1, width)
+    width = max(0, width)
     filled = width if total <= 0 else min(width, int(width * done / total))
     return "█" * filled, "░" * (width - filled)
 

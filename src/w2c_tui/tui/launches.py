@@ -31,11 +31,12 @@ class LaunchRecord:
     started: float = field(default_factory=time.monotonic)
     status: str = "running"  # running, finished, incomplete, failed, cancelled
     error: str = ""
+    ended: bool = False  # the launch worker has returned (its files are final)
     sessions: list[MonitoredSession] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
-        return self.status == "running"
+        return not self.ended and self.status == "running"
 
     def cancel(self) -> None:
         if self.active:

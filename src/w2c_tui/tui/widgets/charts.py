@@ -42,6 +42,7 @@ class ThroughputChart(PlotextPlot):
             points = [(t, a) for t, a in zip(self.times, self.accuracy) if a is not None]
             if points:
                 plt.plot([t for t, _ in points], [a for _, a in points], label="accuracy", yside="right", marker="braille")
+                plt.ylim(0, 1, yside="right")
             plt.xlabel("seconds")
         self.refresh()
 

@@ -22,7 +22,7 @@ _STATUS_STYLE = {
 
 class ProgressTable(Widget):
     DEFAULT_CSS = """
-    ProgressTable { height: auto; min-height: 1; padding: 0 1; }
+    ProgressTable { height: auto; min-height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -47,9 +47,10 @@ class ProgressTable(Widget):
         long_names = width >= 110
         names = {n: (n if long_names else short_exp(n)) for n in self._pipelines}
         name_width = min(max(len(n) for n in names.values()), 30)
-        # name, bar, counts, rate, eta/status, acc, F1
-        tail_width = 13 + 11 + 11 + 9 + 8
-        bar_width = max(6, width - name_width - tail_width - 2)
+        # Measure a row drawn with an empty bar; the bar takes whatever width is left.
+        sample = next(iter(self._pipelines.values()))
+        fixed = len(Content.from_markup(self._line(sample, "", name_width, 0)).plain)
+        bar_width = max(6, width - fixed)
         lines = [self._line(p, names[n], name_width, bar_width) for n, p in self._pipelines.items()]
         return Content.from_markup("\n".join(lines))
 
@@ -59,10 +60,7 @@ class ProgressTable(Widget):
         filled, empty = bar(done, total, bar_width)
         colour = "$success" if status == "done" else "$error" if status == "failed" else "$accent"
         counts = f"{done:>5}/{total:<5}"
-        if failed:
-            counts += f" [$error]✗{failed}[/]"
-        else:
-            counts += "   "
+        counts += f" [$error]{('✗' + str(failed))[:4]:<4}[/]" if failed else "     "
         if status == "running":
             rate = f"{p.get('rate') or 0:4.1f} ex/s"
             when = f"ETA {duration(p.get('eta_seconds'))}" if p.get("eta_seconds") is not None else ""

@@ -37,8 +37,10 @@ class SessionMonitor(Vertical):
     SessionMonitor #requests-box { width: 1fr; }
     SessionMonitor #confusion-box { width: 1fr; }
     SessionMonitor #progress-box { height: auto; }
-    SessionMonitor #chart-box { height: 1fr; min-height: 7; }
-    SessionMonitor #events-box { height: 1fr; min-height: 7; }
+    SessionMonitor #monitor-bottom { height: 1fr; }
+    SessionMonitor #chart-box { width: 2fr; height: 1fr; min-height: 6; }
+    SessionMonitor #events-box { width: 3fr; height: 1fr; min-height: 6; }
+    Screen.-narrow SessionMonitor #chart-box { display: none; }
     """
 
     def __init__(self, session: MonitoredSession, *, poll: bool = True) -> None:
@@ -64,12 +66,13 @@ class SessionMonitor(Vertical):
             with Vertical(id="confusion-box", classes="box") as box:
                 box.border_title = "Confusion"
                 yield ConfusionMatrix()
-        with Vertical(id="chart-box", classes="box") as box:
-            box.border_title = "Throughput (req/s, accuracy)"
-            yield ThroughputChart()
-        with Vertical(id="events-box", classes="box") as box:
-            box.border_title = "Audit events"
-            yield EventLog()
+        with Horizontal(id="monitor-bottom"):
+            with Vertical(id="chart-box", classes="box") as box:
+                box.border_title = "req/s · accuracy"
+                yield ThroughputChart()
+            with Vertical(id="events-box", classes="box") as box:
+                box.border_title = "Audit events"
+                yield EventLog()
 
     def on_mount(self) -> None:
         self.refresh_snapshot()
@@ -79,8 +82,8 @@ class SessionMonitor(Vertical):
     @property
     def finished(self) -> bool:
         record = self.session.record
-        if record is not None and record.status != "running":
-            return True
+        if record is not None:
+            return record.ended
         return bool(self.last_snapshot.get("finished"))
 
     def cycle_confusion(self) -> None:
@@ -103,12 +106,10 @@ class SessionMonitor(Vertical):
         if now - self._last_chart >= CHART_SECONDS:
             self._last_chart = now
             self._sample_chart(snap)
-        if self.finished and snap.get("finished") is not False and self._timer is not None:
-            # One last refresh has drawn the final numbers; nothing changes any more.
-            record = self.session.record
-            if record is None or record.status != "running":
-                self._timer.stop()
-                self._timer = None
+        if self.finished and self._timer is not None:
+            # This refresh drew the final numbers; nothing changes any more.
+            self._timer.stop()
+            self._timer = None
 
     def _show_title(self, snap: dict[str, Any]) -> None:
         record = self.session.record

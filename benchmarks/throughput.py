@@ -1,0 +1,132 @@
+"""Throughput of the evaluation engine against `w2c-tui sim` with a fixed latency.
+
+For each pipeline and concurrency it runs a fresh session and reports requests/s,
+examples/s, efficiency = achieved req/s / (concurrency / latency), requests per example,
+and the client's own CPU time per request (checkpointing and tracing included; the sim
+runs in another process).
+
+    .venv/bin/python benchmarks/throughput.py                      # all pipelines, c = 1 8 32 64
+    .venv/bin/python benchmarks/throughput.py --concurrency 1 32 --pipelines mcq
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid as uuidlib
+from pathlib import Path
+
+from w2c_tui.config import load_config
+from w2c_tui.data import BUNDLED_PATH
+from w2c_tui.engine.launch import Launch
+
+CONFIG = """
+[run]
+workdir_base = "{workdir}"
+[providers.sim]
+base_url = "{url}"
+max_concurrency = {concurrency}
+default = true
+[http]
+timeout_seconds = 30
+[data]
+eval_data_path = "{data}"
+use_full_dataset = true
+[mlflow]
+enabled = false
+"""
+
+
+def start_sim(latency_ms: float) -> tuple[subprocess.Popen, str]:
+    command = [sys.executable, "-m", "w2c_tui", "sim", "--port", "0", "--latency-ms", str(latency_ms)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
+    if not match:
+        process.kill()
+        raise SystemExit(f"sim did not start: {line!r}")
+    return process, match.group(1)
+
+
+def dataset(folder: Path, n: int) -> Path:
+    """n examples: the bundled ones repeated under fresh UUIDs."""
+    source = [json.loads(line) for line in BUNDLED_PATH.read_text().splitlines()]
+    path = folder / f"data_{n}.jsonl"
+    with path.open("w") as fh:
+        for i in range(n):
+            record = dict(source[i % len(source)])
+            record["uuid"] = str(uuidlib.UUID(int=i + 1))
+            fh.write(json.dumps(record) + "\n")
+    return path
+
+
+def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: Path) -> dict:
+    data = dataset(folder, n_examples)
+    workdir = folder / f"w_{pipeline}_{concurrency}"
+    config = folder / f"c_{pipeline}_{concurrency}.toml"
+    config.write_text(CONFIG.format(workdir=workdir, url=url, concurrency=concurrency, data=data))
+    launch = Launch(load_config(config, environ={}), run_key="bench", only=[pipeline])
+    cpu, wall = time.process_time(), time.perf_counter()
+    [outcome] = asyncio.run(launch.run())
+    wall = time.perf_counter() - wall
+    cpu = time.process_time() - cpu
+    snap = outcome.state.snapshot()
+    assert outcome.ok, outcome.statuses
+    requests = snap["requests"]
+    window = snap["request_window_seconds"]  # first request sent to last answer: no start-up or metrics
+    return {
+        "pipeline": pipeline,
+        "concurrency": concurrency,
+        "examples": n_examples,
+        "requests": requests,
+        "seconds": wall,
+        "request_window": window,
+        "req_per_s": requests / window,
+        "ex_per_s": n_examples / window,
+        "req_per_example": requests / n_examples,
+        "cpu_ms_per_request": 1000 * cpu / requests,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency-ms", type=float, default=200.0)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
+    parser.add_argument("--pipelines", nargs="+", default=["mcq", "mcq_logprob", "llm_judge"])
+    parser.add_argument("--waves", type=int, default=16, help="examples per concurrency slot (at least 20 examples)")
+    args = parser.parse_args()
+
+    process, url = start_sim(args.latency_ms)
+    latency = args.latency_ms / 1000.0
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for pipeline in args.pipelines:
+                for concurrency in args.concurrency:
+                    n = max(20, concurrency * args.waves)
+                    row = measure(url, pipeline, concurrency, n, Path(tmp))
+                    # llm_judge makes two dependent requests per example: same bound on requests.
+                    row["efficiency"] = row["req_per_s"] / (concurrency / latency)
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    finally:
+        process.terminate()
+
+    print(f"\nsim latency {args.latency_ms:.0f} ms, no jitter, no faults; python {sys.version.split()[0]}\n")
+    print("| pipeline | concurrency | examples | req/s | ex/s | efficiency | req/example | client CPU ms/req |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['pipeline']} | {r['concurrency']} | {r['examples']} | {r['req_per_s']:.1f} | {r['ex_per_s']:.1f} | "
+            f"{r['efficiency']:.2f} | {r['req_per_example']:.2f} | {r['cpu_ms_per_request']:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

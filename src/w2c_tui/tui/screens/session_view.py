@@ -1,0 +1,259 @@
+"""One finished (or partial) session: metrics, the per-UUID table, charts and the manifest.
+
+Metrics come from each pipeline's metrics.json (small, read at once); the per-UUID rows
+and the call-trace indexes are built in thread workers, so the screen paints at once and
+fills in.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Footer, Select, Static, TabbedContent, TabPane, TextArea
+
+from w2c_tui.labels import LABELS
+from w2c_tui.store.browse import SessionInfo, read_session
+from w2c_tui.tui.readers import SessionData, stability_entropies
+from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
+from w2c_tui.tui.widgets.example_browser import ExampleBrowser
+from w2c_tui.tui.widgets.metric_table import (
+    audit_markup,
+    class_f1,
+    hallucination_markup,
+    per_class_markup,
+    render_rows,
+    stability_markup,
+    summary_rows,
+    variants_markup,
+)
+from w2c_tui.tui.widgets.nav_bar import NavBar
+
+DEFAULT_MLFLOW_UI = "http://127.0.0.1:5000"
+
+
+def mlflow_link(info: SessionInfo) -> str | None:
+    """The parent run's address in the MLflow UI, when the session was tracked."""
+    from w2c_tui.store.jsonl import read_json
+
+    ids = read_json(info.paths.mlflow_ids) or {}
+    if not ids.get("parent_run_id"):
+        return None
+    tracking = str(((info.manifest or {}).get("config") or {}).get("mlflow", {}).get("tracking_uri") or "")
+    base = tracking if tracking.startswith("http") else DEFAULT_MLFLOW_UI
+    from w2c_tui.tracking.mlflow_sink import run_url  # light module: mlflow itself is imported lazily there
+
+    return run_url(base, ids) or f"{base} (run {ids['parent_run_id']})"
+
+
+class SessionViewScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="session.back"),
+        Binding("m", "tab('metrics')", "Metrics", id="session.metrics"),
+        Binding("x", "tab('examples')", "Examples", id="session.examples"),
+        Binding("g", "tab('charts')", "Charts", id="session.charts"),
+        Binding("j", "tab('manifest')", "Manifest", id="session.manifest"),
+        Binding("slash", "search", "Search", id="session.search", show=False),
+        Binding("w", "toggle_filter('filter-wrong')", "Wrong only", id="session.wrong_only", show=False),
+        Binding("f", "toggle_filter('filter-fallback')", "Fallback only", id="session.fallback_only", show=False),
+        Binding("p", "next_pipeline", "Next pipeline", id="session.next_pipeline", show=False),
+    ]
+
+    def __init__(self, session_dir: str | Path, *, start_tab: str = "metrics") -> None:
+        super().__init__()
+        self.session_dir = Path(session_dir)
+        self.info: SessionInfo | None = None
+        self.data: SessionData | None = None
+        self.start_tab = start_tab
+        self._charts_drawn = False
+
+    def compose(self) -> ComposeResult:
+        yield NavBar("sessions")
+        yield Static(f"[dim]opening {escape(str(self.session_dir))}…[/]", id="session-title")
+        with TabbedContent(initial=f"tab-{self.start_tab}", id="session-tabs"):
+            with TabPane("Metrics", id="tab-metrics"):
+                with VerticalScroll(id="metrics-scroll"):
+                    yield Static(id="metrics-summary")
+                    with Horizontal(id="pipeline-picker"):
+                        yield Static("pipeline", id="pipeline-picker-label")
+                        yield Select([], id="metrics-pipeline", allow_blank=True, compact=True, prompt="–")
+                    with Horizontal(id="metrics-detail"):
+                        with Vertical(id="per-class-box", classes="box") as box:
+                            box.border_title = "Per class"
+                            yield Static(id="per-class")
+                        with Vertical(id="matrix-box", classes="box") as box:
+                            box.border_title = "Confusion"
+                            yield ConfusionMatrix(id="session-confusion")
+                    yield Static(id="metrics-extra")
+            with TabPane("Examples", id="tab-examples"):
+                yield ExampleBrowser(id="examples")
+            with TabPane("Charts", id="tab-charts"):
+                with VerticalScroll(id="charts-scroll"):
+                    yield Static("[dim]charts are drawn when you open this tab[/]", id="charts-note")
+            with TabPane("Manifest", id="tab-manifest"):
+                yield Static(id="mlflow-link")
+                yield TextArea("", read_only=True, id="manifest-text", show_line_numbers=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load_info()
+        self.load_rows()
+
+    # -- loading -----------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="session-info", exit_on_error=False)
+    def load_info(self) -> None:
+        info = read_session(self.session_dir)
+        link = mlflow_link(info)
+        self.app.call_from_thread(self._show_info, info, link)
+
+    @work(thread=True, exclusive=True, group="session-rows", exit_on_error=False)
+    def load_rows(self) -> None:
+        data = self.app.session_data(self.session_dir)
+        self.app.call_from_thread(self._show_rows, data)
+        # Index the call traces now, so traces and the latency chart open at once later.
+        data.index_all_calls()
+
+    def _show_info(self, info: SessionInfo, link: str | None) -> None:
+        self.info = info
+        sim = "  [b $warning]SIMULATED[/]" if info.simulated else ""
+        self.query_one("#session-title", Static).update(
+            Content.from_markup(
+                f"[b]{escape(info.target_model)}[/b]  [dim]run[/] {escape(info.run_key)}  "
+                f"[dim]session[/] {escape(info.fingerprint)}  {info.status}{sim}"
+            )
+        )
+        rows = summary_rows([(p.exp_name, p.status, p.metrics) for p in info.pipelines], short=self.size.width < 100)
+        self.query_one("#metrics-summary", Static).update(
+            Content.from_markup(render_rows(rows) if info.pipelines else "[dim]no pipelines in this session[/]")
+        )
+        select = self.query_one("#metrics-pipeline", Select)
+        select.set_options([(p.exp_name, p.exp_name) for p in info.pipelines])
+        if info.pipelines:
+            select.value = info.pipelines[0].exp_name
+        self.query_one("#mlflow-link", Static).update(
+            Content.from_markup(
+                f"MLflow: [b]{escape(link)}[/b]  [dim](w2c-tui mlflow-ui serves it)[/]"
+                if link
+                else "[dim]MLflow: not tracked (no mlflow_ids.json)[/]"
+            )
+        )
+        manifest = json.dumps(info.manifest, indent=2, ensure_ascii=False) if info.manifest else "(no manifest.json)"
+        self.query_one("#manifest-text", TextArea).load_text(manifest)
+
+    def _show_rows(self, data: SessionData) -> None:
+        self.data = data
+        self.query_one(ExampleBrowser).show_rows(data.rows)
+        if self.query_one(TabbedContent).active == "tab-charts":
+            self.draw_charts()
+
+    # -- metrics detail ----------------------------------------------------------------
+    @on(Select.Changed, "#metrics-pipeline")
+    def _pipeline_chosen(self, event: Select.Changed) -> None:
+        if self.info is None or event.value is Select.BLANK:
+            return
+        pipeline = next((p for p in self.info.pipelines if p.exp_name == event.value), None)
+        if pipeline is None:
+            return
+        metrics = pipeline.metrics or {}
+        self.query_one("#per-class", Static).update(
+            Content.from_markup(per_class_markup(metrics) if metrics else "[dim]no metrics.json yet[/]")
+        )
+        matrix = metrics.get("confusion_matrix") or {}
+        self.query_one("#matrix-box").border_title = f"Confusion ({pipeline.exp_name})"
+        self.query_one(ConfusionMatrix).show(matrix.get("matrix"), matrix.get("labels") or LABELS)
+        summary = None
+        if self.data is not None:
+            summary = self.data.rows.audit_summaries.get(pipeline.exp_name)
+        if summary is None:
+            from w2c_tui.store.jsonl import read_json
+            from w2c_tui.store.layout import AUDIT_SUMMARY_FILE
+
+            summary = read_json(self.info.paths.artifacts(pipeline.exp_name) / AUDIT_SUMMARY_FILE)
+        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics), audit_markup(summary)]
+        self.query_one("#metrics-extra", Static).update(Content.from_markup("\n".join(p for p in parts if p)))
+
+    def action_next_pipeline(self) -> None:
+        select = self.query_one("#metrics-pipeline", Select)
+        if self.info is None or not self.info.pipelines:
+            return
+        names = [p.exp_name for p in self.info.pipelines]
+        current = names.index(select.value) if select.value in names else -1
+        select.value = names[(current + 1) % len(names)]
+
+    # -- charts ------------------------------------------------------------------------
+    @on(TabbedContent.TabActivated, "#session-tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-charts":
+            self.draw_charts()
+
+    def draw_charts(self) -> None:
+        if self._charts_drawn or self.info is None or self.data is None:
+            return
+        self._charts_drawn = True
+        from w2c_tui.tui.widgets.charts import BarChart, Histogram
+
+        scroll = self.query_one("#charts-scroll", VerticalScroll)
+        self.query_one("#charts-note", Static).display = False
+        bars = BarChart(id="chart-f1")
+        entropy = Histogram(id="chart-entropy")
+        latency = Histogram(id="chart-latency")
+        scroll.mount_all([bars, entropy, latency])
+        series = {p.exp_name: class_f1(p.metrics) for p in self.info.pipelines if p.metrics}
+        bars.show("per-class F1", series)
+        entropies = stability_entropies(self.data.rows)
+        entropy.display = bool(entropies)
+        if entropies:
+            entropy.show("stability: normalised entropy per example", entropies, bins=10, xlabel="normalised entropy")
+        latency.show("latency: waiting for the call-trace index…", {})
+        self._latency_chart()
+
+    @work(thread=True, exclusive=True, group="latency", exit_on_error=False)
+    def _latency_chart(self) -> None:
+        data = self.data
+        if data is None:
+            return
+        values = [v / 1000.0 for v in data.latencies_ms()]
+        self.app.call_from_thread(self._show_latency, values)
+
+    def _show_latency(self, values: list[float]) -> None:
+        from w2c_tui.tui.widgets.charts import Histogram
+
+        chart = self.query_one("#chart-latency", Histogram)
+        chart.show(f"latency of {len(values):,} API calls", {"seconds": values}, bins=30, xlabel="seconds")
+
+    # -- navigation --------------------------------------------------------------------
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = f"tab-{name}"
+        if name == "examples":
+            self.query_one("#example-rows").focus()
+
+    def action_search(self) -> None:
+        self.action_tab("examples")
+        self.query_one(ExampleBrowser).focus_search()
+
+    def action_toggle_filter(self, checkbox_id: str) -> None:
+        if self.query_one(TabbedContent).active == "tab-examples":
+            self.query_one(ExampleBrowser).toggle(checkbox_id)
+
+    def action_back(self) -> None:
+        from textual.widgets import Input
+
+        if isinstance(self.focused, Input):  # leave the search box first, not the session
+            self.query_one("#example-rows").focus()
+            return
+        self.app.pop_screen()
+
+    @on(ExampleBrowser.OpenTrace)
+    def _open_trace(self, event: ExampleBrowser.OpenTrace) -> None:
+        if self.data is None:
+            return
+        from w2c_tui.tui.screens.trace import TraceScreen
+
+        self.app.push_screen(TraceScreen(self.data, event.uuid, event.uuids))

@@ -1,0 +1,208 @@
+"""Sessions: every session under the workdir, grouped by run key, with a summary beside.
+
+The folder scan runs in a thread worker; Enter opens the session view, space marks up to
+two sessions and c compares them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape as rich_escape
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Footer, Static, Tree
+from textual.widgets.tree import TreeNode
+
+from w2c_tui.store.browse import SessionInfo
+from w2c_tui.tui.widgets.metric_table import render_rows, summary_rows
+from w2c_tui.tui.widgets.nav_bar import NavBar
+
+STATUS_ICON = {"done": "[$success]●[/]", "partial": "[$warning]◐[/]", "failed": "[$error]✗[/]", "empty": "[dim]○[/]"}
+
+
+_VARIABLE = re.compile(r"\$([a-z][a-z-]*)")
+
+
+def tree_label(markup: str, variables: dict[str, str]) -> Text:
+    """Tree labels are Rich text: resolve theme variables ($success, …) to their colours."""
+    return Text.from_markup(_VARIABLE.sub(lambda m: variables.get(m.group(1), "default"), markup))
+
+
+def session_line(info: SessionInfo, marked: bool = False) -> str:
+    icon = STATUS_ICON.get(info.status, "?")
+    sim = " [dim]sim[/]" if info.simulated else ""
+    mark = "[b $accent]◆[/] " if marked else ""
+    n = f" n={info.n_examples}" if info.n_examples is not None else ""
+    return (
+        f"{mark}{icon} {rich_escape(info.fingerprint[:10])} [b]{rich_escape(info.target_model[:28])}[/b] "
+        f"[dim]{info.status}{n}[/]{sim}"
+    )
+
+
+def session_summary(info: SessionInfo, *, short: bool = False) -> str:
+    manifest = info.manifest or {}
+    created = info.created_at[:19].replace("T", " ") if info.created_at else "–"
+    lines = [
+        f"[b]{escape(info.target_model)}[/b]   {STATUS_ICON.get(info.status, '')} {info.status}"
+        + ("   [b $warning]SIMULATED[/]" if info.simulated else ""),
+        f"[dim]run[/] {escape(info.run_key)}   [dim]session[/] {escape(info.fingerprint)}",
+        f"[dim]judge[/] {escape(info.judge_model or '–')}   [dim]family[/] {escape(str(manifest.get('template_family') or '–'))}"
+        f"   [dim]n[/] {info.n_examples if info.n_examples is not None else '–'}   [dim]created[/] {escape(created)}",
+    ]
+    if info.manifest is None:
+        lines.append("[$warning]no manifest.json: shown from checkpoints only[/]")
+    lines.append("")
+    if info.pipelines:
+        rows = summary_rows([(p.exp_name, p.status, p.metrics) for p in info.pipelines], short=short)
+        lines.append(render_rows(rows))
+    else:
+        lines.append("[dim]no pipeline folders yet[/]")
+    lines.append("")
+    lines.append("[dim]enter: open · space: mark for compare · c: compare marked[/]")
+    return "\n".join(lines)
+
+
+class SessionsScreen(Screen):
+    BINDINGS = [
+        Binding("r", "reload", "Reload", id="sessions.reload"),
+        Binding("space,m", "mark", "Mark", id="sessions.mark", priority=True),
+        Binding("c", "compare", "Compare marked", id="sessions.compare"),
+        Binding("o", "open", "Open", id="sessions.open", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sessions: list[SessionInfo] = []
+        self.marked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield NavBar("sessions")
+        with Horizontal(id="sessions-body"):
+            tree: Tree[SessionInfo | None] = Tree("sessions", id="sessions-tree")
+            tree.show_root = False
+            tree.guide_depth = 2
+            yield tree
+            with VerticalScroll(id="session-summary-box"):
+                yield Static("[dim]reading the workdir…[/]", id="session-summary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#sessions-tree", Tree).border_title = "Sessions"
+        self.load_sessions()
+
+    def on_screen_resume(self) -> None:
+        if self.app.sessions_stale:
+            self.load_sessions()
+
+    @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
+    def load_sessions(self) -> None:
+        sessions = self.app.scan_sessions()
+        self.app.call_from_thread(self._show_sessions, sessions)
+
+    def _show_sessions(self, sessions: list[SessionInfo]) -> None:
+        self.sessions = sessions
+        tree = self.query_one("#sessions-tree", Tree)
+        selected = tree.cursor_node.data.paths.root if tree.cursor_node and tree.cursor_node.data else None
+        tree.clear()
+        by_run: dict[str, list[SessionInfo]] = {}
+        for info in sessions:
+            by_run.setdefault(info.run_key, []).append(info)
+        cursor_node: TreeNode | None = None
+        first_session: TreeNode | None = None
+        for run_key, infos in by_run.items():
+            statuses = {i.status for i in infos}
+            summary = "done" if statuses == {"done"} else "partial" if "partial" in statuses else next(iter(statuses))
+            node = tree.root.add(
+                self._label(f"[b]{rich_escape(run_key)}[/b] [dim]{len(infos)} · {summary}[/]"),
+                data=None,
+                expand=True,
+            )
+            for info in infos:
+                leaf = node.add_leaf(self._label(session_line(info, str(info.paths.root) in self.marked)), data=info)
+                first_session = first_session or leaf
+                if selected is not None and info.paths.root == selected:
+                    cursor_node = leaf
+        plural = "session" if len(sessions) == 1 else "sessions"
+        tree.border_subtitle = f"{len(sessions)} {plural} · {escape(str(self.app.loaded.workdir))}"
+        if not sessions:
+            self.query_one("#session-summary", Static).update(
+                Content.from_markup(
+                    f"[b]No sessions yet[/b] under {escape(str(self.app.loaded.workdir))}\n\n"
+                    "Launch one from Setup (1, then ctrl+r). Sessions written by the earlier script-based\n"
+                    "suite open too: point [b][run] workdir_base[/b] at their folder."
+                )
+            )
+            return
+        target = cursor_node or first_session
+        if target is not None:
+            self.call_after_refresh(self._move_cursor, target)
+
+    def _label(self, markup: str) -> Text:
+        return tree_label(markup, self.app.theme_variables)
+
+    def _move_cursor(self, node: TreeNode) -> None:
+        tree = self.query_one("#sessions-tree", Tree)
+        tree.move_cursor(node)
+        tree.focus()
+        if node.data is not None:
+            self._summarise(node.data)
+
+    def _summarise(self, info: SessionInfo) -> None:
+        short = self.query_one("#session-summary-box").size.width < 72
+        self.query_one("#session-summary", Static).update(Content.from_markup(session_summary(info, short=short)))
+
+    @on(Tree.NodeHighlighted, "#sessions-tree")
+    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        if event.node.data is not None:
+            self._summarise(event.node.data)
+
+    @on(Tree.NodeSelected, "#sessions-tree")
+    def _selected(self, event: Tree.NodeSelected) -> None:
+        if event.node.data is not None:
+            self.app.open_session(str(event.node.data.paths.root))
+
+    def _current(self) -> SessionInfo | None:
+        node = self.query_one("#sessions-tree", Tree).cursor_node
+        return node.data if node is not None else None
+
+    def action_reload(self) -> None:
+        self.load_sessions()
+
+    def action_open(self) -> None:
+        info = self._current()
+        if info is not None:
+            self.app.open_session(str(info.paths.root))
+
+    def action_mark(self) -> None:
+        node = self.query_one("#sessions-tree", Tree).cursor_node
+        if node is None or node.data is None:
+            return
+        key = str(node.data.paths.root)
+        if key in self.marked:
+            self.marked.remove(key)
+        else:
+            self.marked.append(key)
+            self.marked = self.marked[-2:]
+        for leaf in self._leaves():
+            leaf.set_label(self._label(session_line(leaf.data, str(leaf.data.paths.root) in self.marked)))
+
+    def _leaves(self) -> list[TreeNode]:
+        tree = self.query_one("#sessions-tree", Tree)
+        return [leaf for run in tree.root.children for leaf in run.children if leaf.data is not None]
+
+    def action_compare(self) -> None:
+        if len(self.marked) < 2:
+            current = self._current()
+            if current is None:
+                return
+            self.notify("Mark two sessions with space to compare them; opening Compare with this one.", timeout=4)
+            self.app.open_compare(str(current.paths.root), None)
+            return
+        self.app.open_compare(self.marked[0], self.marked[1])

@@ -1,0 +1,501 @@
+"""Setup: providers, models, pipelines, stability sweeps, data and run key; save or launch.
+
+The form is read into plain values (`settings_form.FormValues`) and validated by the
+settings model on every change, a moment after the last keystroke; each error is shown
+next to its field and Launch / Save refuse to go on while there is one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Footer, Input, Label, RadioButton, RadioSet, Select, Static
+from textual.worker import Worker, WorkerState
+
+from w2c_tui.config.schema import FAMILIES, Settings
+from w2c_tui.tui.estimate import Estimate, estimate, prompt_chars_per_method
+from w2c_tui.tui.formatting import count, short_exp
+from w2c_tui.tui.probe import ProbeResult, probe_provider
+from w2c_tui.tui.settings_form import (
+    FormValues,
+    SweepValues,
+    apply_form,
+    provider_values,
+    values_from_settings,
+)
+from w2c_tui.tui.widgets.form_field import FormField
+from w2c_tui.tui.widgets.model_suggester import ModelSuggester
+from w2c_tui.tui.widgets.nav_bar import NavBar
+from w2c_tui.tui.widgets.provider_list import ProviderList
+from w2c_tui.tui.widgets.sweep_row import SweepRow
+
+VALIDATE_DELAY = 0.2
+
+EMBEDDED_NOTICE = (
+    "[b $warning]Simulated endpoint[/] — {why}, so launches use w2c-tui's built-in pseudo-model "
+    "(no network, no key). For a real provider: [b]cp config.example.toml config.toml[/], put "
+    "[b]TOKEN_<NAME>=…[/] in [b].env[/] and restart — or press [b]a[/] to add one and [b]ctrl+s[/] to save."
+)
+
+
+def _family_options() -> list[tuple[str, str]]:
+    return [(name, name) for name in FAMILIES]
+
+
+class SetupScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+r", "launch", "Launch", id="setup.launch", priority=True),
+        Binding("ctrl+s", "save", "Save config", id="setup.save", priority=True),
+        Binding("t", "test_provider", "Test connection", id="setup.test"),
+        Binding("a", "add_provider", "Add provider", id="setup.add_provider"),
+        Binding("e", "edit_provider", "Edit provider", id="setup.edit_provider"),
+        Binding("delete", "remove_provider", "Remove provider", id="setup.remove_provider", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.probes: dict[str, ProbeResult] = {}
+        self.suggester = ModelSuggester()
+        self.errors: dict[str, str] = {}
+        self._validate_timer = None
+        self._dataset_key: tuple[Any, ...] | None = None
+        self._n_examples: int | None = None
+        self._chars: dict[str, float] | None = None
+        self._dataset_error = ""
+
+    # -- layout ----------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        settings: Settings = self.app.loaded.settings
+        values = values_from_settings(settings)
+        self.suggester.add(self.app.known_models())
+        yield NavBar("setup")
+        why = "no config.toml here" if self.app.loaded.path is None else "config.toml names no provider"
+        notice = Static(Content.from_markup(EMBEDDED_NOTICE.format(why=why)), id="setup-notice")
+        notice.display = self.app.loaded.embedded
+        yield notice
+        config_error = Static(id="config-error")
+        config_error.display = bool(self.app.config_error)
+        if self.app.config_error:
+            config_error.update(f"⚠ config.toml could not be used: {self.app.config_error}")
+        yield config_error
+        with VerticalScroll(id="setup-body"):
+            with Horizontal(id="setup-columns"):
+                with Vertical(classes="setup-column"):
+                    with Vertical(id="providers-panel", classes="panel") as panel:
+                        panel.border_title = "Providers"
+                        panel.border_subtitle = "t test · e edit · a add"
+                        yield ProviderList(id="provider-list")
+                        yield Static(id="probe-detail")
+                    with Vertical(id="data-panel", classes="panel") as panel:
+                        panel.border_title = "Data"
+                        with RadioSet(id="data-source", compact=True):
+                            yield RadioButton("bundled (300)", values.use_bundled, id="data-bundled")
+                            yield RadioButton("file", not values.use_bundled, id="data-file")
+                        yield FormField(
+                            "path",
+                            Input(values.data_path, placeholder="when2call_test_mcq.jsonl", id="data-path", compact=True),
+                            field_id="data-path",
+                        )
+                        with RadioSet(id="data-size", compact=True):
+                            yield RadioButton("all examples", values.use_full_dataset, id="size-full")
+                            yield RadioButton("n per label", not values.use_full_dataset, id="size-n")
+                        yield FormField(
+                            "n per label", Input(values.n_per_label, id="n-per-label", compact=True), field_id="n-per-label"
+                        )
+                        yield FormField(
+                            "seed", Input(values.subsample_seed, id="subsample-seed", compact=True), field_id="subsample-seed"
+                        )
+                with Vertical(classes="setup-column"):
+                    with Vertical(id="models-panel", classes="panel") as panel:
+                        panel.border_title = "Models"
+                        yield FormField(
+                            "target",
+                            Input(values.target, placeholder="model, another-model", id="target", compact=True, suggester=self.suggester),
+                            field_id="target",
+                            hint="a, b: one session per model",
+                        )
+                        yield FormField(
+                            "judge",
+                            Input(values.judge, id="judge", compact=True, suggester=self.suggester),
+                            field_id="judge",
+                        )
+                        yield FormField(
+                            "family",
+                            Select(_family_options(), value=values.family, allow_blank=False, id="family", compact=True),
+                            field_id="family",
+                            hint=" ",
+                        )
+                        delimiter = Input(values.delimiter, id="delimiter", compact=True)
+                        delimiter.tooltip = 'Text between prompt and choice in log-probability scoring, as a JSON string; the official tasks use "".'
+                        yield FormField("delimiter", delimiter, field_id="delimiter")
+                    with Vertical(id="run-panel", classes="panel") as panel:
+                        panel.border_title = "Run"
+                        yield FormField(
+                            "run key",
+                            Input(values.run_key, placeholder="empty: run-YYYYmmdd-HHMMSS-xxxx", id="run-key", compact=True),
+                            field_id="run-key",
+                            hint="same key, same settings: resume",
+                        )
+                        yield Static(id="estimate")
+                with Vertical(classes="setup-column"):
+                    with Vertical(id="pipelines-panel", classes="panel") as panel:
+                        panel.border_title = "Pipelines"
+                        with Horizontal(classes="pipeline-row"):
+                            yield Checkbox("LLM-as-judge", values.do_llm_judge, id="do-llm-judge", compact=True)
+                            yield Label("T", classes="temp-label")
+                            yield Input(values.target_temperature, id="target-temperature", compact=True, classes="temp")
+                            yield Label("judge T", classes="temp-label")
+                            yield Input(values.judge_temperature, id="judge-temperature", compact=True, classes="temp")
+                        with Horizontal(classes="pipeline-row"):
+                            yield Checkbox("MCQ string", values.do_mcq, id="do-mcq", compact=True)
+                            yield Label("T", classes="temp-label")
+                            yield Input(values.mcq_temperature, id="mcq-temperature", compact=True, classes="temp")
+                        with Horizontal(classes="pipeline-row"):
+                            yield Checkbox("MCQ logprob", values.do_mcq_logprob, id="do-mcq-logprob", compact=True)
+                            yield Label("needs /completions echo", classes="temp-label")
+                        yield Static("", id="pipelines-error", classes="inline-error")
+                        yield Static("", id="temperatures-error", classes="inline-error")
+                    with Vertical(id="stability-panel", classes="panel") as panel:
+                        panel.border_title = "Stability"
+                        yield Checkbox("repeat k times per temperature", values.stability_enabled, id="stability-enabled", compact=True)
+                        with Vertical(id="sweeps"):
+                            for sweep in values.sweeps:
+                                yield SweepRow(sweep)
+                        yield Button("+ sweep", id="add-sweep", compact=True)
+        with Horizontal(id="setup-actions"):
+            yield Static(id="setup-status")
+            yield Button("Save config", id="save", compact=True)
+            yield Button("▶ Launch", id="launch", variant="success", compact=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._show_providers()
+        self._sync_enabled()
+        self._validate_now()
+
+    def on_screen_resume(self) -> None:
+        self.query_one("#setup-notice").display = self.app.loaded.embedded
+
+    # -- providers -------------------------------------------------------------------
+    def _show_providers(self) -> None:
+        from w2c_tui.config import token_variable
+
+        providers = self.app.loaded.settings.providers
+        variables = {name: token_variable(name, p) for name, p in providers.items()}
+        self.query_one(ProviderList).show(providers, variables, self.probes)
+
+    def _selected_provider(self) -> str | None:
+        return self.query_one(ProviderList).selected_name
+
+    def action_add_provider(self) -> None:
+        from w2c_tui.tui.screens.provider_editor import ProviderEditor
+        from w2c_tui.tui.settings_form import ProviderValues
+
+        first = not self.app.loaded.settings.providers
+        values = ProviderValues(default=first)
+        self.app.push_screen(ProviderEditor(values, self.app.loaded.environ), self._provider_edited)
+
+    def action_edit_provider(self) -> None:
+        from w2c_tui.tui.screens.provider_editor import ProviderEditor
+
+        name = self._selected_provider()
+        if name is None:
+            self.action_add_provider()
+            return
+        provider = self.app.loaded.settings.providers[name]
+        self.app.push_screen(
+            ProviderEditor(provider_values(name, provider), self.app.loaded.environ, editing=name), self._provider_edited
+        )
+
+    def _provider_edited(self, edit) -> None:
+        if edit is None:
+            return
+        providers = dict(self.app.loaded.settings.providers)
+        if edit.old_name and edit.old_name != edit.name:
+            providers.pop(edit.old_name, None)
+        if edit.provider.default:
+            for other in providers.values():
+                other.default = False
+        providers[edit.name] = edit.provider
+        self._set_providers(providers)
+        self.notify(f"provider {edit.name} updated; ctrl+s saves it to config.toml", timeout=4)
+
+    def action_remove_provider(self) -> None:
+        name = self._selected_provider()
+        if name is None:
+            return
+        providers = dict(self.app.loaded.settings.providers)
+        providers.pop(name, None)
+        self.probes.pop(name, None)
+        self._set_providers(providers)
+        self.notify(f"provider {name} removed (not yet saved)", timeout=4)
+
+    def _set_providers(self, providers: dict) -> None:
+        settings = self.app.loaded.settings.model_copy(update={"providers": providers})
+        self.app.replace_settings(settings)
+        self._show_providers()
+        self.query_one("#setup-notice").display = self.app.loaded.embedded
+        self._schedule_validation()
+
+    def action_test_provider(self) -> None:
+        name = self._selected_provider()
+        if name is None:
+            self.notify("No provider configured: launches use the simulated endpoint, which needs no test.", timeout=5)
+            return
+        provider = self.app.loaded.settings.providers[name]
+        self.query_one("#probe-detail", Static).update(Content.from_markup(f"[$text-muted]testing {escape(name)}…[/]"))
+        self._probe(name, provider.base_url, provider.token or None, self._model_for(name))
+
+    def _model_for(self, name: str) -> str | None:
+        """A model of the form that this provider serves, to try the chat and logprobs calls."""
+        from w2c_tui.engine.launch import api_providers
+
+        try:
+            providers = api_providers(self.app.loaded)
+            from w2c_tui.api.providers import route
+
+            values = self._read_values()
+            for model in [*(m.strip() for m in values.target.split(",")), values.judge.strip()]:
+                if model and route(model, providers).name == name:
+                    return model
+        except Exception:  # noqa: BLE001 - the probe then asks /models which model to use
+            return None
+        return None
+
+    @work(exclusive=True, group="probe", exit_on_error=False)
+    async def _probe(self, name: str, base_url: str, token: str | None, model: str | None) -> None:
+        result = await probe_provider(name, base_url, token, model)
+        self.probes[name] = result
+        self.suggester.add(result.models)
+        self._show_providers()
+        details = "\n".join(
+            f"{'[$success]✓' if c.ok else '[$error]✗'} {check}[/] [dim]{escape(c.detail)}[/]"
+            for check, c in result.checks.items()
+        )
+        self.query_one("#probe-detail", Static).update(Content.from_markup(f"[b]{escape(name)}[/b]\n{details}"))
+
+    # -- form values -----------------------------------------------------------------
+    def _input(self, widget_id: str) -> str:
+        return self.query_one(f"#{widget_id}", Input).value
+
+    def _checked(self, widget_id: str) -> bool:
+        return self.query_one(f"#{widget_id}", Checkbox).value
+
+    def _read_values(self) -> FormValues:
+        return FormValues(
+            target=self._input("target"),
+            judge=self._input("judge"),
+            family=str(self.query_one("#family", Select).value),
+            delimiter=self._input("delimiter"),
+            run_key=self._input("run-key"),
+            do_llm_judge=self._checked("do-llm-judge"),
+            do_mcq=self._checked("do-mcq"),
+            do_mcq_logprob=self._checked("do-mcq-logprob"),
+            target_temperature=self._input("target-temperature"),
+            judge_temperature=self._input("judge-temperature"),
+            mcq_temperature=self._input("mcq-temperature"),
+            stability_enabled=self._checked("stability-enabled"),
+            sweeps=[row.read() for row in self.query(SweepRow)],
+            use_bundled=self.query_one("#data-bundled", RadioButton).value,
+            data_path=self._input("data-path"),
+            use_full_dataset=self.query_one("#size-full", RadioButton).value,
+            n_per_label=self._input("n-per-label"),
+            subsample_seed=self._input("subsample-seed"),
+        )
+
+    def _sync_enabled(self) -> None:
+        """Grey out what the current choices make irrelevant."""
+        values = self._read_values()
+        self.query_one("#data-path", Input).disabled = values.use_bundled
+        self.query_one("#n-per-label", Input).disabled = values.use_full_dataset
+        self.query_one("#target-temperature", Input).disabled = not values.do_llm_judge
+        self.query_one("#judge-temperature", Input).disabled = not values.do_llm_judge
+        self.query_one("#mcq-temperature", Input).disabled = not values.do_mcq
+        for row in self.query(SweepRow):
+            row.disabled = not values.stability_enabled
+
+    # -- validation ------------------------------------------------------------------
+    @on(Input.Changed)
+    @on(Checkbox.Changed)
+    @on(Select.Changed)
+    @on(RadioSet.Changed)
+    def _form_changed(self, event) -> None:
+        if isinstance(event, (Checkbox.Changed, RadioSet.Changed)):
+            self._sync_enabled()
+        self._schedule_validation()
+
+    def _schedule_validation(self) -> None:
+        if self._validate_timer is not None:
+            self._validate_timer.stop()
+        self._validate_timer = self.set_timer(VALIDATE_DELAY, self._validate_now)
+
+    def validate_form(self) -> Settings | None:
+        settings, errors = apply_form(self.app.loaded.settings, self._read_values())
+        self.errors = errors
+        for field in self.query(FormField):
+            field.show_error(errors.get(field.field_id))
+        for index, row in enumerate(self.query(SweepRow)):
+            messages = [errors[key] for key in errors if key.startswith(f"sweep-{index}-")]
+            row.show_error("; ".join(messages) if messages else None)
+        self._inline_error("#pipelines-error", errors.get("pipelines"))
+        temperature_errors = [
+            f"{key.split('-')[0]} T: {errors[key]}"
+            for key in ("target-temperature", "judge-temperature", "mcq-temperature")
+            if key in errors
+        ]
+        self._inline_error("#temperatures-error", "; ".join(temperature_errors) or None)
+        for widget_id in ("target-temperature", "judge-temperature", "mcq-temperature"):
+            self.query_one(f"#{widget_id}", Input).set_class(widget_id in errors, "-invalid")
+        status = self.query_one("#setup-status", Static)
+        if errors:
+            status.update(Content.from_markup(f"[$error]⚠ {len(errors)} field(s) to fix before launch[/]"))
+        else:
+            status.update(Content.from_markup("[$success]✓ ready[/] [dim]ctrl+r launch · ctrl+s save[/]"))
+        return settings
+
+    def _inline_error(self, selector: str, message: str | None) -> None:
+        widget = self.query_one(selector, Static)
+        widget.update(f"⚠ {message}" if message else "")
+        widget.display = bool(message)
+
+    def _validate_now(self) -> None:
+        self._validate_timer = None
+        settings = self.validate_form()
+        self._show_family(settings)
+        self._refresh_estimate(settings)
+
+    def _show_family(self, settings: Settings | None) -> None:
+        hint = self.query_one("#field-family .field-hint", Static)
+        values = self._read_values()
+        targets = [m.strip() for m in values.target.split(",") if m.strip()]
+        try:
+            from w2c_tui.prompts.families import resolve_family
+        except ImportError:
+            hint.update("")
+            return
+        shown = []
+        for model in targets[:3]:
+            try:
+                shown.append(f"{model} → {resolve_family(model, values.family)}")
+            except ValueError as exc:
+                shown.append(str(exc))
+        hint.update(escape("; ".join(shown)))
+
+    # -- estimate --------------------------------------------------------------------
+    def _refresh_estimate(self, settings: Settings | None) -> None:
+        if settings is None:
+            self.query_one("#estimate", Static).update(Content.from_markup("[dim]estimate: fix the fields above[/]"))
+            return
+        data = settings.data
+        key = (data.eval_data_path.strip(), data.use_full_dataset, data.n_per_label, data.subsample_seed)
+        if key != self._dataset_key:
+            self._dataset_key = key
+            self._n_examples = None
+            self._load_dataset_size(key)
+        self._show_estimate(settings)
+
+    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
+    def _load_dataset_size(self, key: tuple[Any, ...]) -> None:
+        from w2c_tui.data import load_examples, select_examples
+
+        path, full, n, seed = key
+        try:
+            examples = load_examples(self.app.loaded.resolve_path(path) if path else None)
+            chosen = select_examples(examples, use_full_dataset=full, n_per_label=n, seed=seed)
+            chars = prompt_chars_per_method(chosen)
+            result: tuple[int | None, dict | None, str] = (len(chosen), chars, "")
+        except Exception as exc:  # noqa: BLE001 - a bad path is shown next to the field
+            result = (None, None, str(exc))
+        self.app.call_from_thread(self._dataset_loaded, key, result)
+
+    def _dataset_loaded(self, key: tuple[Any, ...], result: tuple[int | None, dict | None, str]) -> None:
+        if key != self._dataset_key:
+            return
+        self._n_examples, self._chars, self._dataset_error = result
+        if self._dataset_error:
+            self.query_one("#field-data-path", FormField).show_error(self._dataset_error)
+        settings, _ = apply_form(self.app.loaded.settings, self._read_values())
+        if settings is not None:
+            self._show_estimate(settings)
+
+    def _show_estimate(self, settings: Settings) -> None:
+        widget = self.query_one("#estimate", Static)
+        if self._dataset_error:
+            widget.update(Content.from_markup("[$error]estimate: the dataset cannot be read[/]"))
+            return
+        if self._n_examples is None:
+            widget.update(Content.from_markup("[dim]estimate: reading the dataset…[/]"))
+            return
+        result: Estimate = estimate(settings, self._n_examples, self._chars)
+        n_models = max(1, len(settings.models.target_models))
+        parts = "  ".join(f"{short_exp(name)} {n:,}" for name, n in result.requests.items())
+        lines = [
+            f"[b]Estimate[/b]  {self._n_examples:,} examples × {n_models} model(s)",
+            f"≈ [b]{result.total_requests * n_models:,}[/b] requests  ≈ [b]{count(result.total_prompt_tokens * n_models)}[/b] prompt tokens",
+            f"[dim]{escape(parts)}[/]",
+        ]
+        widget.update(Content.from_markup("\n".join(lines)))
+
+    # -- sweeps ----------------------------------------------------------------------
+    @on(Button.Pressed, "#add-sweep")
+    def _add_sweep(self) -> None:
+        sweeps = self.query_one("#sweeps", Vertical)
+        row = SweepRow(SweepValues())
+        sweeps.mount(row)
+        self.query_one("#stability-enabled", Checkbox).value = True
+        self._schedule_validation()
+
+    @on(Button.Pressed, ".sweep-remove")
+    def _remove_sweep(self, event: Button.Pressed) -> None:
+        row = next((a for a in event.button.ancestors if isinstance(a, SweepRow)), None)
+        if row is not None:
+            row.remove()
+            self.call_after_refresh(self._schedule_validation)
+
+    # -- actions ---------------------------------------------------------------------
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        settings = self.validate_form()
+        if settings is None:
+            self.notify("Fix the marked fields first.", severity="error")
+            return
+        self._save(settings)
+
+    @work(thread=True, exclusive=True, group="save", exit_on_error=False)
+    def _save(self, settings: Settings) -> None:
+        from w2c_tui.config import save_settings
+
+        path = self.app.save_path()
+        try:
+            save_settings(settings, path)
+        except Exception as exc:  # noqa: BLE001 - shown to the user, the form stays as typed
+            self.app.call_from_thread(self.notify, f"Could not save {path}: {exc}", severity="error", timeout=8)
+            return
+        self.app.call_from_thread(self._saved, settings, path)
+
+    def _saved(self, settings: Settings, path) -> None:
+        self.app.replace_settings(settings, path=path)
+        self.notify(f"Saved {path} (comments kept; tokens stay in .env)", timeout=4)
+
+    @on(Button.Pressed, "#launch")
+    def action_launch(self) -> None:
+        settings = self.validate_form()
+        if settings is None:
+            first = next(iter(self.errors.values()), "")
+            self.notify(f"Cannot launch yet: {first}", severity="error", timeout=6)
+            return
+        self.app.replace_settings(settings)
+        loaded = dataclasses.replace(self.app.loaded, settings=settings)
+        self.app.start_launch(loaded, run_key=settings.run.run_key or None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR and event.worker.group == "probe":
+            self.query_one("#probe-detail", Static).update(f"test failed: {event.worker.error}")

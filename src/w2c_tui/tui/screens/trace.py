@@ -1,0 +1,415 @@
+"""The whole story of one example: question, tools, each pipeline's path to its label,
+every API attempt and every audit event. n / p step through the rows of the table it
+came from, so a researcher can read the wrong answers one after another.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.markup import escape
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Collapsible, Footer, Static
+
+from w2c_tui.labels import LABELS
+from w2c_tui.tui.formatting import label as short_label
+from w2c_tui.tui.readers import PipelineTrace, SessionData, TraceDetail, predicted_label
+from w2c_tui.tui.widgets.nav_bar import NavBar
+
+JSON_LIMIT = 20_000  # characters of raw JSON shown per request / response
+
+
+def pretty_json(value: Any, limit: int = JSON_LIMIT) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
+def plain(text: Any) -> Static:
+    return Static(str(text if text is not None else "–"), markup=False, classes="trace-text")
+
+
+def markup(text: str, classes: str = "trace-line") -> Static:
+    return Static(Content.from_markup(text), classes=classes)
+
+
+def verdict(predicted: str | None, gold: str | None) -> str:
+    if predicted is None:
+        return "[$warning]no prediction[/]"
+    if gold is None:
+        return f"[b]{escape(predicted)}[/b]"
+    if predicted == gold:
+        return f"[b $success]{escape(predicted)} ✓[/]"
+    return f"[b $error]{escape(predicted)} ✗[/] [dim](gold {escape(gold)})[/]"
+
+
+# -- pipeline sections -------------------------------------------------------------------
+
+
+def judge_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
+    row = trace.row or {}
+    target = trace.target or {}
+    widgets: list[Widget] = [markup("[b]target answer[/b]"), plain(target.get("raw_text") or row.get("target_raw"))]
+    if target.get("reasoning_text"):
+        widgets.append(Collapsible(plain(target["reasoning_text"]), title="target reasoning", collapsed=True))
+    if target.get("native_tool_calls"):
+        widgets.append(Collapsible(plain(pretty_json(target["native_tool_calls"])), title="native tool calls", collapsed=True))
+    widgets.append(markup("[b]judge output[/b]"))
+    widgets.append(plain(row.get("judge_raw")))
+    if row.get("judge_used_retry"):
+        widgets.append(markup("[b]judge repair output[/b]"))
+        widgets.append(plain(row.get("judge_raw_retry")))
+    steps = ["raw"]
+    if row.get("judge_parse_failed_first"):
+        steps.append(f"[$warning]parse failed[/] ({escape(str(row.get('judge_exception_first') or '?'))})")
+    if row.get("judge_used_retry"):
+        steps.append("repair request")
+        if row.get("judge_parse_failed_second"):
+            steps.append(f"[$error]parse failed again[/] ({escape(str(row.get('judge_exception_second') or '?'))})")
+    if row.get("judge_fallback_to_cannot_answer"):
+        steps.append("[$error]fallback → cannot_answer[/]")
+    else:
+        steps.append(f"parsed by [b]{escape(str(row.get('judge_parse_path') or '?'))}[/b]")
+    steps.append(verdict(predicted_label(trace.exp_name, row), gold))
+    widgets.append(markup("parse path  " + " → ".join(steps)))
+    if row.get("judge_rationale"):
+        widgets.append(markup(f"[dim]rationale:[/] {escape(str(row['judge_rationale']))}"))
+    return widgets
+
+
+def mcq_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
+    row = trace.row or {}
+    index = row.get("predicted_index")
+    return [
+        markup("[b]classifier output[/b]"),
+        plain(row.get("raw_mcq_output")),
+        markup(f"digit {escape(str(index))} → {verdict(predicted_label(trace.exp_name, row), gold)}"),
+    ]
+
+
+def _score(value: Any) -> str:
+    return f"{value:9.3f}" if isinstance(value, (int, float)) else "     -inf" if value is None else f"{str(value):>9}"
+
+
+def logprob_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
+    row = trace.row or {}
+    widgets: list[Widget] = []
+    mode = row.get("mode", "?")
+    split = row.get("split")
+    widgets.append(
+        markup(
+            f"mode [b]{escape(str(mode))}[/b]"
+            + (f"   split by [b]{escape(str(split))}[/b]" if split else "")
+            + ("   [$warning]LCP split used[/]" if row.get("used_lcp_split") else "")
+        )
+    )
+    variants = ("raw", "norm_chars", "norm_bytes", "norm_tokens")
+    winners = {v: row.get(f"predicted_label_{v}") for v in variants}
+    widgets.append(markup("   ".join(f"{v}: {verdict(winners[v], gold)}" for v in variants)))
+    if mode == "string_fallback":
+        widgets.append(markup(f"[$warning]all scores non-finite[/] → MCQ string fallback ({escape(str(row.get('fallback_trigger')))})"))
+        widgets.append(plain(row.get("string_fallback_raw_output")))
+    choices = sorted(trace.choices, key=lambda c: LABELS.index(c["answer_name"]) if c.get("answer_name") in LABELS else 9)
+    if choices:
+        lines = ["[b]choice          raw   tok-norm  char-norm  byte-norm  tokens[/b]"]
+        for choice in choices:
+            name = str(choice.get("answer_name"))
+            mark = " [$success]◀ gold[/]" if name == gold else ""
+            lines.append(
+                f"{escape(name):<16}{_score(choice.get('raw_score'))}{_score(choice.get('token_norm_score'))}"
+                f"  {_score(choice.get('char_norm_score'))}  {_score(choice.get('byte_norm_score'))}"
+                f"  {str(choice.get('num_tokens', '?')):>5}{mark}"
+            )
+        widgets.append(markup("\n".join(lines), "trace-table"))
+        for choice in choices:
+            widgets.append(
+                Collapsible(
+                    markup(token_split(choice), "trace-text"),
+                    title=f"token split · {choice.get('answer_name')}" + (" (LCP)" if choice.get("used_lcp_split") else ""),
+                    collapsed=True,
+                )
+            )
+    elif mode != "string_fallback":
+        widgets.append(markup("[dim]no per-choice debug rows (debug_per_choice.jsonl) for this example[/]"))
+    return widgets
+
+
+def token_split(choice: dict[str, Any]) -> str:
+    """Context tail | continuation tokens with their log-probabilities."""
+    tail = "".join(str(t) for t in choice.get("context_tail_tokens") or [])
+    parts = []
+    for pair in choice.get("continuation_tokens") or []:
+        token, logprob = (pair + [None, None])[:2] if isinstance(pair, list) else (pair, None)
+        shown = escape(repr(str(token))[1:-1])
+        lp = f"{logprob:.2f}" if isinstance(logprob, (int, float)) else "?"
+        parts.append(f"[reverse]{shown}[/reverse][dim]{lp}[/]")
+    preview = escape(repr(tail)[1:-1][-80:])
+    return f"[dim]…{preview}[/] [b $accent]┃[/] " + " ".join(parts) + (
+        f"\n[dim]prompt tokens {choice.get('prompt_tok_count', '?')}   lcp {choice.get('lcp')}[/]"
+    )
+
+
+def stability_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
+    row = trace.row or {}
+    labels = row.get("run_labels") or []
+    chips = []
+    for value in labels:
+        style = "$text-muted" if value is None else "$success" if value == gold else "$error"
+        chips.append(f"[{style}]{escape(short_label(value))}[/]")
+    widgets: list[Widget] = [
+        markup(f"runs  {' '.join(chips) if chips else '–'}"),
+        markup(
+            f"mode {verdict(row.get('mode_label'), gold)}  {row.get('mode_count', '?')}/{row.get('n_runs', len(labels))}"
+            f"   consistency {row.get('consistency', '–')}   entropy {_round(row.get('entropy'))}"
+            f"   flip rate {_round(row.get('flip_rate'))}   T {row.get('temperature', '?')}"
+        ),
+    ]
+    texts = row.get("run_target_texts") or []
+    judged = row.get("run_judge_raw_outputs") or []
+    for index, text in enumerate(texts):
+        body = f"{text}\n\n— judge —\n{judged[index] if index < len(judged) else ''}"
+        widgets.append(Collapsible(plain(body), title=f"run {index}: {labels[index] if index < len(labels) else '?'}", collapsed=True))
+    if row.get("run_aux") and not texts:
+        widgets.append(Collapsible(plain(pretty_json(row["run_aux"])), title="per-run details", collapsed=True))
+    return widgets
+
+
+def _round(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "–"
+
+
+def describe_request(call: dict[str, Any]) -> str:
+    """The part of a request a researcher reads first: the messages or the prompt."""
+    request = call.get("request")
+    if not isinstance(request, dict):
+        return pretty_json(request)
+    if isinstance(request.get("messages"), list):
+        parts = []
+        for message in request["messages"]:
+            if isinstance(message, dict):
+                parts.append(f"── {message.get('role', '?')} ──\n{message.get('content', '')}")
+        return "\n".join(parts)
+    prompt = request.get("prompt")
+    if isinstance(prompt, list):
+        return "\n".join(f"── prompt {i} ──\n{p}" for i, p in enumerate(prompt))
+    return str(prompt) if prompt is not None else pretty_json(request)
+
+
+def describe_response(call: dict[str, Any]) -> str:
+    response = call.get("response")
+    if call.get("error"):
+        head = f"error: {call['error']}\n"
+    else:
+        head = ""
+    if isinstance(response, dict):
+        choices = response.get("choices") or []
+        texts = []
+        for choice in choices:
+            message = choice.get("message") or {}
+            if message:
+                texts.append(str(message.get("content") or "") + (f"\n(tool calls: {json.dumps(message['tool_calls'])})" if message.get("tool_calls") else ""))
+            elif "logprobs" in choice:
+                tokens = (choice.get("logprobs") or {}).get("tokens") or []
+                texts.append(f"[{len(tokens)} echoed tokens] {choice.get('text', '')!r}")
+            else:
+                texts.append(str(choice.get("text", "")))
+        return head + "\n".join(texts)
+    return head + (str(response) if response is not None else "")
+
+
+def call_title(index: int, call: dict[str, Any]) -> str:
+    status = call.get("status")
+    latency = call.get("latency_ms")
+    retry = f" · retry: {call['retry_cause']}" if call.get("retry_cause") else ""
+    stage = call.get("pipeline") or ""
+    return (
+        f"#{index + 1} {call.get('endpoint', '?')} {status if status is not None else 'no answer'} · "
+        f"{latency:.0f} ms · attempt {call.get('attempt', '?')} · {stage} · {call.get('model', '')}{retry}"
+        if isinstance(latency, (int, float))
+        else f"#{index + 1} {call.get('endpoint', '?')} {status} · attempt {call.get('attempt', '?')}{retry}"
+    )
+
+
+def call_widget(index: int, call: dict[str, Any]) -> Collapsible:
+    settings = call.get("settings") or {}
+    usage = call.get("usage") or {}
+    meta = (
+        f"[dim]{escape(str(call.get('ts_utc', '')))} · {escape(str(call.get('provider', '')))} "
+        f"{escape(str(call.get('base_url', '')))} · settings {escape(json.dumps(settings, default=str))}"
+        + (f" · tokens {usage.get('prompt_tokens', '?')} in / {usage.get('completion_tokens', '?')} out" if usage else "")
+        + "[/]"
+    )
+    return Collapsible(
+        markup(meta),
+        markup("[b]sent[/b]"),
+        plain(describe_request(call)),
+        markup("[b]received[/b]"),
+        plain(describe_response(call)),
+        Collapsible(plain(pretty_json(call.get("request"))), title="request JSON", collapsed=True),
+        Collapsible(plain(pretty_json(call.get("response"))), title="response JSON", collapsed=True),
+        title=call_title(index, call),
+        collapsed=True,
+        classes="call" + (" -failed" if (call.get("status") or 0) != 200 else ""),
+    )
+
+
+def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
+    name = trace.exp_name
+    if trace.row is None:
+        body: list[Widget] = [markup("[dim]no checkpoint row for this example (not run yet, or failed)[/]")]
+    elif name == "llm_judge":
+        body = judge_widgets(trace, gold)
+    elif name == "mcq":
+        body = mcq_widgets(trace, gold)
+    elif name == "mcq_logprob":
+        body = logprob_widgets(trace, gold)
+    elif name.startswith("stability_"):
+        body = stability_widgets(trace, gold)
+    else:
+        body = [plain(pretty_json(trace.row))]
+    body.append(Collapsible(plain(pretty_json(trace.row)), title="checkpoint row", collapsed=True))
+    if trace.calls:
+        body.append(markup(f"[b]API calls[/b] [dim]({len(trace.calls)})[/]"))
+        body.extend(call_widget(i, call) for i, call in enumerate(trace.calls))
+    else:
+        body.append(markup("[dim]no API calls recorded for this example[/]"))
+    title = f"{name} → {predicted_label(name, trace.row) or 'no prediction'}"
+    correct = predicted_label(name, trace.row) == gold if trace.row and gold else None
+    mark = "" if correct is None else " ✓" if correct else " ✗"
+    return Collapsible(*body, title=title + mark, collapsed=False, classes="pipeline-section")
+
+
+def example_widgets(detail: TraceDetail) -> list[Widget]:
+    example = detail.example
+    widgets: list[Widget] = []
+    if example is None:
+        widgets.append(markup("[$warning]the dataset file of this session was not found: question and tools unknown[/]"))
+        return widgets
+    widgets.append(markup("[b]question[/b]"))
+    widgets.append(plain(example.question))
+    facts = [f"source {escape(example.source)}" if example.source else ""]
+    if example.held_out_param:
+        facts.append(f"held-out parameter [b]{escape(str(example.held_out_param))}[/b]")
+    if example.target_tool:
+        facts.append(f"target tool {escape(str(example.target_tool))[:80]}")
+    if any(facts):
+        widgets.append(markup("[dim]" + "   ".join(f for f in facts if f) + "[/]"))
+    tools = []
+    for index, tool in enumerate(example.tools):
+        try:
+            schema = json.loads(tool)
+        except ValueError:
+            schema = tool
+        name = schema.get("name") if isinstance(schema, dict) else None
+        tools.append(Collapsible(plain(pretty_json(schema)), title=f"tool {index + 1}: {name or '?'}", collapsed=True))
+    widgets.append(Collapsible(*tools, title=f"tools ({len(tools)})", collapsed=len(tools) > 3) if tools else markup("[dim]no tools[/]"))
+    answers = [
+        markup(f"[b]{escape(name)}[/b]" + (" [$success]◀ gold[/]" if name == detail.gold else "")) for name in example.answers
+    ]
+    mixed: list[Widget] = []
+    for header, text in zip(answers, example.answers.values()):
+        mixed.extend([header, plain(text)])
+    widgets.append(Collapsible(*mixed, title="candidate answers", collapsed=True))
+    return widgets
+
+
+def event_widgets(detail: TraceDetail) -> list[Widget]:
+    if not detail.events:
+        return [markup("[dim]no audit events for this example[/]")]
+    lines = []
+    for event in detail.events:
+        severity = str(event.get("severity") or "")
+        colour = {"error": "$error", "warning": "$warning"}.get(severity, "$text-muted")
+        details = json.dumps(event.get("details") or {}, ensure_ascii=False, default=str)
+        lines.append(
+            f"[{colour}]{escape(severity):<7}[/] [b]{escape(str(event.get('fallback_type')))}[/b] "
+            f"[dim]{escape(str(event.get('exp_name') or ''))} · {escape(str(event.get('stage') or ''))} · "
+            f"{escape(str(event.get('ts_utc') or ''))}[/]\n    {escape(details[:600])}"
+        )
+    return [markup("\n".join(lines))]
+
+
+class TraceScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="trace.back"),
+        Binding("n", "step(1)", "Next example", id="trace.next"),
+        Binding("p", "step(-1)", "Previous example", id="trace.previous"),
+        Binding("a", "toggle_all", "Expand/collapse", id="trace.toggle_all"),
+    ]
+
+    def __init__(self, data: SessionData, uuid: str, uuids: list[str] | None = None, *, title: str = "") -> None:
+        super().__init__()
+        self.data = data
+        self.uuid = uuid
+        self.uuids = uuids or [uuid]
+        self.title_prefix = title
+        self._expanded = False
+
+    def compose(self) -> ComposeResult:
+        yield NavBar("sessions")
+        yield Static(id="trace-title")
+        yield VerticalScroll(id="trace-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.show_uuid(self.uuid)
+
+    def show_uuid(self, uuid: str) -> None:
+        self.uuid = uuid
+        position = self.uuids.index(uuid) + 1 if uuid in self.uuids else 0
+        info = self.data.info
+        where = f"{position}/{len(self.uuids)}" if position else ""
+        prefix = f"{escape(self.title_prefix)} · " if self.title_prefix else ""
+        self.query_one("#trace-title", Static).update(
+            Content.from_markup(
+                f"{prefix}[b]{escape(uuid)}[/b]  [dim]{escape(info.target_model)} · {escape(info.fingerprint)} · {where}"
+                f"   n/p: next/previous[/]"
+            )
+        )
+        self.load_detail(uuid)
+
+    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
+    def load_detail(self, uuid: str) -> None:
+        detail = self.data.trace(uuid)
+        self.app.call_from_thread(self._show, detail)
+
+    async def _show(self, detail: TraceDetail) -> None:
+        if detail.uuid != self.uuid:
+            return
+        body = self.query_one("#trace-body", VerticalScroll)
+        await body.remove_children()
+        row = self.data.rows.row(detail.uuid)
+        summary = [f"gold [b]{escape(detail.gold or '?')}[/b]"]
+        for trace in detail.pipelines:
+            summary.append(f"{escape(trace.exp_name)} {verdict(predicted_label(trace.exp_name, trace.row), detail.gold)}")
+        if row is not None and row.markers:
+            summary.append(f"[$warning]{escape(' '.join(row.markers))}[/]")
+        widgets: list[Widget] = [markup("   ".join(summary), "trace-summary")]
+        widgets += example_widgets(detail)
+        widgets += [pipeline_section(trace, detail.gold) for trace in detail.pipelines]
+        widgets.append(Collapsible(*event_widgets(detail), title=f"audit events ({len(detail.events)})", collapsed=not detail.events))
+        await body.mount_all(widgets)
+        body.scroll_home(animate=False)
+
+    def action_step(self, step: int) -> None:
+        if self.uuid not in self.uuids:
+            return
+        index = self.uuids.index(self.uuid) + step
+        if 0 <= index < len(self.uuids):
+            self.show_uuid(self.uuids[index])
+        else:
+            self.notify("no more examples in this list", timeout=2)
+
+    def action_toggle_all(self) -> None:
+        self._expanded = not self._expanded
+        for collapsible in self.query(Collapsible):
+            collapsible.collapsed = not self._expanded
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

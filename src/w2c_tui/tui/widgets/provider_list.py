@@ -1,0 +1,77 @@
+"""The configured providers, each with its URL, token status and tested capabilities."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from textual.content import Content
+from textual.markup import escape
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from w2c_tui.config.schema import ProviderSettings
+from w2c_tui.tui.probe import CHECKS, ProbeResult
+
+SIMULATED_ID = "__simulated__"
+
+
+def describe_provider(name: str, provider: ProviderSettings, token_variable: str, probe: ProbeResult | None) -> Content:
+    token = (
+        f"[$success]token ✓[/] [dim]{escape(token_variable)}[/]"
+        if provider.token
+        else f"[$warning]no token[/] [dim]set {escape(token_variable)} in .env[/]"
+    )
+    prefixes = ", ".join(provider.model_prefixes) or ("default" if provider.default else "catch-all")
+    lines = [
+        f"[b]{escape(name)}[/b]  [dim]{escape(provider.base_url)}[/]",
+        f"  {token}  [dim]models:[/] {escape(prefixes)}  [dim]×{provider.max_concurrency}[/]",
+    ]
+    if probe is not None:
+        marks = []
+        for check in CHECKS:
+            result = probe.checks.get(check)
+            if result is None:
+                continue
+            marks.append(f"[$success]✓ {check}[/]" if result.ok else f"[$error]✗ {check}[/]")
+        lines.append("  " + "  ".join(marks))
+    else:
+        lines.append("  [dim]not tested: press t[/]")
+    return Content.from_markup("\n".join(lines))
+
+
+class ProviderList(OptionList):
+    DEFAULT_CSS = """
+    ProviderList { height: auto; max-height: 14; border: none; padding: 0; background: transparent; }
+    """
+
+    def show(
+        self,
+        providers: Mapping[str, ProviderSettings],
+        token_variables: Mapping[str, str],
+        probes: Mapping[str, ProbeResult],
+    ) -> None:
+        highlighted = self.highlighted_option.id if self.highlighted_option is not None else None
+        self.clear_options()
+        if not providers:
+            self.add_option(
+                Option(
+                    Content.from_markup(
+                        "[b $warning]simulated endpoint[/] [dim](no provider)[/]\n"
+                        "  [dim]built-in pseudo-model, loopback only[/]\n"
+                        "  [dim]a: add a real provider[/]"
+                    ),
+                    id=SIMULATED_ID,
+                )
+            )
+            return
+        for name, provider in providers.items():
+            self.add_option(Option(describe_provider(name, provider, token_variables.get(name, ""), probes.get(name)), id=name))
+        names = list(providers)
+        self.highlighted = names.index(highlighted) if highlighted in names else 0
+
+    @property
+    def selected_name(self) -> str | None:
+        option = self.highlighted_option
+        if option is None or option.id == SIMULATED_ID:
+            return None
+        return option.id

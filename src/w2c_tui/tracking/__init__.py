@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,10 @@ from w2c_tui.store.layout import SessionPaths
 
 
 def sink_for(settings: MlflowSettings, workdir: Path):
+    # MLflow's own defaults retry a dead server for minutes; a tracking outage should cost
+    # seconds, since the next resume or `w2c-tui mlflow sync` catches up anyway.
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
     from w2c_tui.tracking.mlflow_sink import MlflowSink, artifact_root, default_tracking_uri
 
     uri = settings.tracking_uri.strip() or default_tracking_uri(workdir)

@@ -43,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     for outcome in outcomes:
         _print_summary(outcome, simulated=launch.simulated)
+        for name, pipeline in outcome.state.snapshot()["pipelines"].items():
+            if pipeline["status"] != "done":
+                reason = pipeline["message"] or f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
+                print(f"w2c-tui: {name} {pipeline['status']}: {reason}", file=sys.stderr)
     if not ok:
         print(
             f"w2c-tui: not every pipeline finished; run again with --run-key '{launch.run_key}' to resume",

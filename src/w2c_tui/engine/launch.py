@@ -24,7 +24,7 @@ from w2c_tui.engine.plan import PlanError, SessionPlan, plan_sessions, resolve_r
 from w2c_tui.engine.runner import SessionRunner
 from w2c_tui.engine.state import RunState
 from w2c_tui.redaction import Redactor
-from w2c_tui.store.session import open_manifest
+from w2c_tui.store.session import ManifestError, open_manifest
 from w2c_tui.tracking import track_session
 
 SIM_PROVIDER = "sim"
@@ -140,7 +140,17 @@ class Launch:
                     f"(GET /models gave {kind or 'no content type'}); check that base_url ends with /v1"
                 )
 
+    def check_workdir(self) -> None:
+        workdir = self.loaded.workdir
+        if workdir.exists() and not workdir.is_dir():
+            raise LaunchError(f"{workdir}: the workdir is a file, not a folder; set [run] workdir_base to a folder")
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LaunchError(f"{workdir}: cannot create the workdir ({exc.strerror}); set [run] workdir_base") from None
+
     async def run(self) -> list[SessionOutcome]:
+        self.check_workdir()
         with self._simulated_endpoint() as sim_url:
             providers = api_providers(self.loaded, sim_url)
             self.check_tokens(providers)
@@ -155,25 +165,10 @@ class Launch:
     async def _run_session(self, plan: SessionPlan, providers: list[ProviderSettings]) -> SessionOutcome:
         settings = self.loaded.settings
         state = self.states[plan.fingerprint]
-        open_manifest(
-            plan.paths,
-            redacted_config(self.loaded),
-            extra={
-                "target_model": plan.target_model,
-                "judge_model": settings.models.judge_model,
-                "template_family": plan.family,
-                "exp_names": plan.exp_names,
-                "n_examples": len(plan.examples),
-                "dataset": {
-                    "path": str(plan.dataset_path),
-                    "sha256": plan.dataset_sha256,
-                    "size_bytes": plan.dataset_path.stat().st_size,
-                },
-                "simulated": self.simulated,
-                "providers": {p.name: p.base_url for p in providers},
-                "w2c_tui_version": __version__,
-            },
-        )
+        try:
+            self._open_manifest(plan, providers)
+        except (ManifestError, OSError) as exc:
+            raise LaunchError(str(exc)) from None
         observer = SessionObserver(plan.paths, state)
         http = settings.http
         policy = RetryPolicy(
@@ -204,6 +199,28 @@ class Launch:
             )
         state.finished = time.monotonic()
         return SessionOutcome(plan, state, statuses)
+
+    def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
+        settings = self.loaded.settings
+        open_manifest(
+            plan.paths,
+            redacted_config(self.loaded),
+            extra={
+                "target_model": plan.target_model,
+                "judge_model": settings.models.judge_model,
+                "template_family": plan.family,
+                "exp_names": plan.exp_names,
+                "n_examples": len(plan.examples),
+                "dataset": {
+                    "path": str(plan.dataset_path),
+                    "sha256": plan.dataset_sha256,
+                    "size_bytes": plan.dataset_path.stat().st_size,
+                },
+                "simulated": self.simulated,
+                "providers": {p.name: p.base_url for p in providers},
+                "w2c_tui_version": __version__,
+            },
+        )
 
     def cancel(self) -> None:
         self._cancelled = True

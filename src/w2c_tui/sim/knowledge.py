@@ -16,40 +16,59 @@ def bundled_examples() -> tuple[Example, ...]:
 
 
 @lru_cache(maxsize=1)
-def _by_question() -> dict[str, Example]:
-    return {e.question.strip(): e for e in bundled_examples()}
+def _by_question() -> dict[str, tuple[Example, ...]]:
+    # Some questions occur twice (with and without the tool that answers them).
+    index: dict[str, list[Example]] = {}
+    for example in bundled_examples():
+        index.setdefault(example.question.strip(), []).append(example)
+    return {q: tuple(group) for q, group in index.items()}
 
 
 @lru_cache(maxsize=1)
-def _longest_first() -> tuple[tuple[str, Example], ...]:
+def _longest_first() -> tuple[tuple[str, tuple[Example, ...]], ...]:
     # Longest first, so a question that contains a shorter one wins the scan.
     return tuple(sorted(_by_question().items(), key=lambda kv: -len(kv[0])))
 
 
 @lru_cache(maxsize=4096)
-def find_example(text: str) -> Example | None:
-    """The bundled example whose question appears in `text`, if any.
-
-    Cheap paths first (the whole text, then each line, also after a "Label:" prefix);
-    a substring scan over all questions only when those miss.
-    """
+def _candidates(text: str) -> tuple[Example, ...]:
     index = _by_question()
     hit = index.get(text.strip())
-    if hit is not None:
+    if hit:
         return hit
     for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
         hit = index.get(line)
-        if hit is None and ":" in line:
+        if not hit and ":" in line:
             hit = index.get(line.split(":", 1)[1].strip())
-        if hit is not None:
+        if hit:
             return hit
-    for question, example in _longest_first():
+    for question, group in _longest_first():
         if question and question in text:
-            return example
-    return None
+            return group
+    return ()
+
+
+@lru_cache(maxsize=1024)
+def _tool_names_of(example: Example) -> frozenset[str]:
+    return frozenset(tool_names_in_text("\n".join(example.tools)))
+
+
+def find_example(text: str, tool_names: tuple[str, ...] | list[str] = ()) -> Example | None:
+    """The bundled example whose question appears in `text`, if any.
+
+    Cheap paths first (the whole text, then each line, also after a "Label:" prefix);
+    a substring scan over all questions only when those miss. When a question belongs to
+    several examples, the one whose tools best match `tool_names` (the tools offered in
+    the prompt) wins: +1 per offered tool it has, -1 per tool of its own not offered.
+    """
+    group = _candidates(text)
+    if len(group) <= 1:
+        return group[0] if group else None
+    offered = set(tool_names)
+    return max(group, key=lambda e: len(_tool_names_of(e) & offered) - len(_tool_names_of(e) - offered))
 
 
 _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"\\]{1,200})"')

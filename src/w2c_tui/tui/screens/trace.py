@@ -49,6 +49,15 @@ def verdict(predicted: str | None, gold: str | None) -> str:
     return f"[b $error]{escape(predicted)} ✗[/] [dim](gold {escape(gold)})[/]"
 
 
+def short_verdict(predicted: str | None, gold: str | None) -> str:
+    if predicted is None:
+        return "[$warning]·[/]"
+    text = escape(short_label(predicted))
+    if gold is None:
+        return f"[b]{text}[/b]"
+    return f"[b $success]{text} ✓[/]" if predicted == gold else f"[b $error]{text} ✗[/]"
+
+
 # -- pipeline sections -------------------------------------------------------------------
 
 
@@ -111,20 +120,21 @@ def logprob_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
     )
     variants = ("raw", "norm_chars", "norm_bytes", "norm_tokens")
     winners = {v: row.get(f"predicted_label_{v}") for v in variants}
-    widgets.append(markup("   ".join(f"{v}: {verdict(winners[v], gold)}" for v in variants)))
+    widgets.append(markup("   ".join(f"{v} {short_verdict(winners[v], gold)}" for v in variants)))
     if mode == "string_fallback":
         widgets.append(markup(f"[$warning]all scores non-finite[/] → MCQ string fallback ({escape(str(row.get('fallback_trigger')))})"))
         widgets.append(plain(row.get("string_fallback_raw_output")))
     choices = sorted(trace.choices, key=lambda c: LABELS.index(c["answer_name"]) if c.get("answer_name") in LABELS else 9)
     if choices:
-        lines = ["[b]choice          raw   tok-norm  char-norm  byte-norm  tokens[/b]"]
+        header = f"{'choice':<17}{'raw':>9}{'tok-norm':>9}  {'char-norm':>9}  {'byte-norm':>9}  {'tokens':>6}"
+        lines = [f"[b]{header}[/b]"]
         for choice in choices:
             name = str(choice.get("answer_name"))
             mark = " [$success]◀ gold[/]" if name == gold else ""
             lines.append(
-                f"{escape(name):<16}{_score(choice.get('raw_score'))}{_score(choice.get('token_norm_score'))}"
+                f"{escape(name):<17}{_score(choice.get('raw_score'))}{_score(choice.get('token_norm_score'))}"
                 f"  {_score(choice.get('char_norm_score'))}  {_score(choice.get('byte_norm_score'))}"
-                f"  {str(choice.get('num_tokens', '?')):>5}{mark}"
+                f"  {str(choice.get('num_tokens', '?')):>6}{mark}"
             )
         widgets.append(markup("\n".join(lines), "trace-table"))
         for choice in choices:
@@ -307,7 +317,9 @@ def example_widgets(detail: TraceDetail) -> list[Widget]:
         except ValueError:
             schema = tool
         name = schema.get("name") if isinstance(schema, dict) else None
-        tools.append(Collapsible(plain(pretty_json(schema)), title=f"tool {index + 1}: {name or '?'}", collapsed=True))
+        tools.append(
+            Collapsible(plain(pretty_json(schema)), title=f"tool {index + 1}: {name or '?'}", collapsed=len(example.tools) > 1)
+        )
     widgets.append(Collapsible(*tools, title=f"tools ({len(tools)})", collapsed=len(tools) > 3) if tools else markup("[dim]no tools[/]"))
     answers = [
         markup(f"[b]{escape(name)}[/b]" + (" [$success]◀ gold[/]" if name == detail.gold else "")) for name in example.answers

@@ -39,8 +39,9 @@ def render(state: RunState) -> list[str]:
     return lines
 
 
-async def show_progress(states: list[RunState], stream: TextIO = sys.stderr, interval: float = 0.5) -> None:
+async def show_progress(states: list[RunState], stream: TextIO | None = None, interval: float = 0.5) -> None:
     """Until cancelled: redraw in place on a TTY, else a plain block every 10 s."""
+    stream = stream or sys.stderr
     tty = stream.isatty()
     drawn = 0
     last_plain = 0.0

@@ -66,7 +66,7 @@ def chat_completion(
         content, judged = judge_reply(seed, prompt, last_user, judge_malformed_rate)
         label = _JUDGE_LABEL_TO_OURS.get(judged, judged)
     else:
-        example = find_example(last_user) or find_example(transcript)
+        example = find_example(last_user, tool_names) or find_example(transcript, tool_names)
         request_seed = body.get("seed")
         if temperature > 0 and request_seed is None:
             request_seed = f"n{next_sample()}"

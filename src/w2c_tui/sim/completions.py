@@ -47,8 +47,8 @@ def prompt_pieces(prompt: Any) -> list[list[str]]:
 
 
 def _continuation(prompt: str, *, seed: int, model: str, temperature: float, request_seed: Any) -> list[str]:
-    example = find_example(prompt)
     names = tool_names_in_text(prompt)
+    example = find_example(prompt, names)
     label = intended_label(
         seed=seed,
         model=model,

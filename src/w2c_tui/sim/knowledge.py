@@ -51,9 +51,13 @@ def _candidates(text: str) -> tuple[Example, ...]:
     return ()
 
 
-@lru_cache(maxsize=1024)
-def _tool_names_of(example: Example) -> frozenset[str]:
-    return frozenset(tool_names_in_text("\n".join(example.tools)))
+@lru_cache(maxsize=1)
+def _tool_names() -> dict[str, frozenset[str]]:
+    """uuid -> names of the example's tools."""
+    return {
+        e.uuid: frozenset(str(s.get("name")) for s in e.tool_schemas() if isinstance(s, dict))
+        for e in bundled_examples()
+    }
 
 
 def find_example(text: str, tool_names: tuple[str, ...] | list[str] = ()) -> Example | None:
@@ -67,8 +71,8 @@ def find_example(text: str, tool_names: tuple[str, ...] | list[str] = ()) -> Exa
     group = _candidates(text)
     if len(group) <= 1:
         return group[0] if group else None
-    offered = set(tool_names)
-    return max(group, key=lambda e: len(_tool_names_of(e) & offered) - len(_tool_names_of(e) - offered))
+    offered, names = set(tool_names), _tool_names()
+    return max(group, key=lambda e: len(names[e.uuid] & offered) - len(names[e.uuid] - offered))
 
 
 _NAME_IN_JSON = re.compile(r'"name"\s*:\s*"([^"\\]{1,200})"')

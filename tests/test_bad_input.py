@@ -1,0 +1,227 @@
+"""Bad input of every kind: one clear message naming what and where, exit code 2, no traceback,
+no checkpoint row lost (or the run goes on with an audit event, where that is right)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from w2c_tui.cli import main
+from w2c_tui.data import BUNDLED_PATH
+from w2c_tui.store.jsonl import iter_rows
+
+from conftest import write_config
+from stub_server import StubServer
+
+SMALL = """
+[data]
+n_per_label = 2
+[pipelines]
+do_llm_judge = false
+do_mcq_logprob = false
+[mlflow]
+enabled = false
+"""
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def dataset(tmp: Path, lines: list[str], name: str = "data.jsonl") -> Path:
+    path = tmp / name
+    path.write_text("\n".join(lines) + ("\n" if lines else ""))
+    return path
+
+
+def bundled_lines(n: int = 6) -> list[str]:
+    return BUNDLED_PATH.read_text().splitlines()[:n]
+
+
+def edit(line: str, **changes) -> str:
+    record = json.loads(line)
+    record.update(changes)
+    return json.dumps(record)
+
+
+def with_data(lines_factory):
+    """A case whose config points [data] at a generated dataset."""
+
+    def make(tmp, sim):
+        path = lines_factory(tmp)
+        write_config(tmp, sim.base_url, SMALL + f'\n[data_]\n'.replace("[data_]", "") + "")
+        text = (tmp / "config.toml").read_text().replace("[data]\n", f'[data]\neval_data_path = "{path}"\nuse_full_dataset = true\n', 1)
+        (tmp / "config.toml").write_text(text)
+        return ["run", "--run-key", "bad"]
+
+    return make
+
+
+def raw_config(text: str, args=("run",)):
+    def make(tmp, sim):
+        (tmp / "config.toml").write_text(text)
+        return list(args)
+
+    return make
+
+
+def config_with(body: str, base_url: str | None = None, args=("run", "--run-key", "bad")):
+    def make(tmp, sim):
+        write_config(tmp, base_url or sim.base_url, SMALL + body)
+        return list(args)
+
+    return make
+
+
+def stub(mode: str):
+    def make(tmp, sim):
+        server = StubServer(mode)
+        make.servers.append(server)
+        write_config(tmp, server.base_url, SMALL)
+        return ["run", "--run-key", "bad"]
+
+    make.servers = []
+    return make
+
+
+# name, case factory, expected exit code, fragments of the message on stderr
+CASES = [
+    ("toml syntax", raw_config("[run\napi_seed = 1\n"), 2, ["config.toml", "invalid TOML", "line 1"]),
+    ("unknown key", raw_config("[data]\nn_per_lable = 3\n"), 2, ["config.toml:2", "unknown key 'n_per_lable'", "n_per_label"]),
+    ("unknown section", raw_config("[modles]\ntarget_model = 'x'\n"), 2, ["unknown key 'modles'", "models"]),
+    ("wrong type", raw_config("[data]\nn_per_label = 'many'\n"), 2, ["config.toml:2", "data.n_per_label", "integer"]),
+    ("negative count", raw_config("[data]\nn_per_label = -3\n"), 2, ["data.n_per_label", "greater than or equal to 1"]),
+    ("bad template family", raw_config("[models]\ntemplate_family = 'gpt9'\n"), 2, ["template_family", "llama3"]),
+    ("url without scheme", raw_config("[providers.x]\nbase_url = 'api.example.org/v1'\n"), 2, ["providers.x.base_url", "http://"]),
+    ("missing config file", lambda tmp, sim: ["run", "--config", str(tmp / "absent.toml")], 2, ["absent.toml", "not found"]),
+    ("config is a folder", lambda tmp, sim: ["run", "--config", str(tmp)], 2, ["is a folder"]),
+    (
+        "missing token",
+        raw_config('[providers.remote]\nbase_url = "https://llm.example.org/v1"\n[mlflow]\nenabled = false\n'),
+        2,
+        ["provider 'remote'", "TOKEN_REMOTE"],
+    ),
+    ("unreachable base url", lambda tmp, sim: config_with("", closed_port_url())(tmp, sim), 2, ["cannot reach provider 'sim'", "base_url"]),
+    ("401 from the server", stub("401"), 2, ["rejected the token", "HTTP 401", "TOKEN_SIM"]),
+    ("server returns html", stub("html"), 2, ["does not answer like an OpenAI-compatible API", "/v1"]),
+    ("non-existent dataset", config_with('\n[data_x]\n'.replace("[data_x]\n", "") + ""), None, None),  # placeholder, replaced below
+    ("empty dataset", with_data(lambda tmp: dataset(tmp, [])), 2, ["data.jsonl", "empty"]),
+    ("malformed json line", with_data(lambda tmp: dataset(tmp, [bundled_lines()[0], "{oops"])), 2, ["data.jsonl:2", "malformed JSON"]),
+    ("unknown label", with_data(lambda tmp: dataset(tmp, [edit(bundled_lines()[0], correct_answer="maybe")])), 2, ["data.jsonl:1", "unknown label 'maybe'"]),
+    ("duplicate uuid", with_data(lambda tmp: dataset(tmp, [bundled_lines()[0], bundled_lines()[0]])), 2, ["data.jsonl:2", "duplicate uuid"]),
+    ("tools not a list", with_data(lambda tmp: dataset(tmp, [edit(bundled_lines()[0], tools="get_weather")])), 2, ["data.jsonl:1", "'tools' must be a list"]),
+    ("answers out of order", with_data(lambda tmp: dataset(tmp, [edit(bundled_lines()[0], answers={"tool_call": "a", "direct": "b", "request_for_info": "c", "cannot_answer": "d"})])), 2, ["data.jsonl:1", "'answers' keys"]),
+    ("dataset is a folder", with_data(lambda tmp: tmp), 2, ["is a folder"]),
+    ("unknown pipeline", config_with("", args=("run", "--only", "mcq_logprobs")), 2, ["unknown pipeline 'mcq_logprobs'"]),
+    ("empty target model", config_with('\n[models]\ntarget_model = ""\n'), 2, ["no target model"]),
+    ("run key of control characters", config_with("", args=("run", "--run-key", "\x00\x01")), 2, ["run key", "no usable characters"]),
+    ("show a missing folder", lambda tmp, sim: ["show", str(tmp / "nowhere")], 2, ["nowhere", "no such session folder"]),
+    ("show a folder that is no session", lambda tmp, sim: ["show", str(tmp)], 2, ["not a session folder"]),
+    ("unknown subcommand", lambda tmp, sim: ["frobnicate"], 2, ["invalid choice"]),
+]
+# Fill in the dataset path case with a factory (kept in the table for the count).
+CASES[[c[0] for c in CASES].index("non-existent dataset")] = (
+    "non-existent dataset",
+    lambda tmp, sim: (write_config(tmp, sim.base_url, SMALL.replace("[data]\n", '[data]\neval_data_path = "missing/when2call.jsonl"\n')), ["run"])[1],
+    2,
+    ["missing/when2call.jsonl", "not found", "data download"],
+)
+
+
+def test_the_table_has_at_least_25_cases():
+    assert len(CASES) >= 25
+
+
+@pytest.mark.parametrize("name, make, code, fragments", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_gives_one_clear_message(name, make, code, fragments, sim, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    args = make(tmp_path, sim)
+    try:
+        exit_code = main(args)
+    finally:
+        for server in getattr(make, "servers", []):
+            server.stop()
+    captured = capsys.readouterr()
+    assert exit_code == code, (exit_code, captured.err)
+    assert "Traceback" not in captured.err + captured.out
+    for fragment in fragments:
+        assert fragment in captured.err, (fragment, captured.err)
+
+
+def test_workdir_that_is_a_file(sim, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workdir").write_text("not a folder")
+    write_config(tmp_path, sim.base_url, SMALL)
+    assert main(["run", "--run-key", "bad"]) == 2
+    err = capsys.readouterr().err
+    assert "workdir is a file" in err and "Traceback" not in err
+
+
+def run_small(tmp_path, sim, capsys, key="keep") -> Path:
+    write_config(tmp_path, sim.base_url, SMALL)
+    assert main(["run", "--run-key", key]) == 0
+    return Path(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_torn_checkpoint_line_run_goes_on_and_keeps_every_row(sim, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    session = run_small(tmp_path, sim, capsys)
+    checkpoint = session / "checkpoints" / "mcq" / "mcq_predictions.jsonl"
+    rows = checkpoint.read_text().splitlines()
+    kept = rows[:-1]
+    checkpoint.write_text("\n".join(kept) + "\n" + rows[-1][: len(rows[-1]) // 2])  # a kill mid-write
+    (session / "checkpoints" / "mcq" / "_DONE.json").unlink()
+    assert main(["run", "--run-key", "keep"]) == 0
+    capsys.readouterr()
+    uuids = {r["uuid"] for r in iter_rows(checkpoint)}
+    assert {json.loads(line)["uuid"] for line in kept} <= uuids and len(uuids) == len(rows)
+    events = [e["fallback_type"] for e in iter_rows(session / "checkpoints" / "mcq" / "audit_fallbacks.jsonl")]
+    assert "checkpoint_line_torn" in events
+
+
+def test_corrupt_manifest_is_reported_and_left_alone(sim, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    session = run_small(tmp_path, sim, capsys)
+    checkpoint = session / "checkpoints" / "mcq" / "mcq_predictions.jsonl"
+    before = checkpoint.read_text()
+    (session / "manifest.json").write_text('{"schema_version": 1, "finger')
+    assert main(["run", "--run-key", "keep"]) == 2
+    err = capsys.readouterr().err
+    assert "corrupt manifest" in err and "manifest.json" in err and "Traceback" not in err
+    assert (session / "manifest.json").read_text() == '{"schema_version": 1, "finger'
+    assert checkpoint.read_text() == before
+
+
+def test_run_key_with_path_separators_stays_inside_the_workdir(sim, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    write_config(tmp_path, sim.base_url, SMALL)
+    assert main(["run", "--run-key", "../../etc/passwd"]) == 0
+    session = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert session.resolve().is_relative_to((tmp_path / "workdir" / "runs").resolve())
+
+
+@pytest.mark.parametrize("mode, audit_type", [("no_choices", "api_call_failed_example_skipped"), ("404_model", None)])
+def test_server_errors_during_the_run_end_it_cleanly(mode, audit_type, tmp_path, monkeypatch, capsys):
+    """A 200 without choices is retried then recorded per example; a 404 model stops the pipeline."""
+    monkeypatch.chdir(tmp_path)
+    server = StubServer(mode)
+    try:
+        write_config(tmp_path, server.base_url, SMALL + "\n[http]\nmax_retries = 1\nbase_delay_seconds = 0.01\n")
+        code = main(["run", "--run-key", "srv"])
+    finally:
+        server.stop()
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err
+    session = Path(captured.out.strip().splitlines()[-1])
+    events = list(iter_rows(session / "checkpoints" / "mcq" / "audit_fallbacks.jsonl"))
+    if audit_type:
+        assert events and all(e["fallback_type"] in (audit_type, "missing_prediction_uuid") for e in events)
+        assert "could not be obtained" in captured.err
+    else:
+        assert "not found" in captured.err and "mcq failed" in captured.err

@@ -50,14 +50,16 @@ def edit(line: str, **changes) -> str:
     return json.dumps(record)
 
 
+def data_at(path: str | Path) -> str:
+    """The small run, reading every example of the dataset at `path`."""
+    return SMALL.replace("[data]\n", f'[data]\neval_data_path = "{path}"\nuse_full_dataset = true\n', 1)
+
+
 def with_data(lines_factory):
     """A case whose config points [data] at a generated dataset."""
 
     def make(tmp, sim):
-        path = lines_factory(tmp)
-        write_config(tmp, sim.base_url, SMALL + f'\n[data_]\n'.replace("[data_]", "") + "")
-        text = (tmp / "config.toml").read_text().replace("[data]\n", f'[data]\neval_data_path = "{path}"\nuse_full_dataset = true\n', 1)
-        (tmp / "config.toml").write_text(text)
+        write_config(tmp, sim.base_url, data_at(lines_factory(tmp)))
         return ["run", "--run-key", "bad"]
 
     return make
@@ -110,7 +112,7 @@ CASES = [
     ("unreachable base url", lambda tmp, sim: config_with("", closed_port_url())(tmp, sim), 2, ["cannot reach provider 'sim'", "base_url"]),
     ("401 from the server", stub("401"), 2, ["rejected the token", "HTTP 401", "TOKEN_SIM"]),
     ("server returns html", stub("html"), 2, ["does not answer like an OpenAI-compatible API", "/v1"]),
-    ("non-existent dataset", config_with('\n[data_x]\n'.replace("[data_x]\n", "") + ""), None, None),  # placeholder, replaced below
+    ("non-existent dataset", with_data(lambda tmp: "missing/when2call.jsonl"), 2, ["missing/when2call.jsonl", "not found", "data download"]),
     ("empty dataset", with_data(lambda tmp: dataset(tmp, [])), 2, ["data.jsonl", "empty"]),
     ("malformed json line", with_data(lambda tmp: dataset(tmp, [bundled_lines()[0], "{oops"])), 2, ["data.jsonl:2", "malformed JSON"]),
     ("unknown label", with_data(lambda tmp: dataset(tmp, [edit(bundled_lines()[0], correct_answer="maybe")])), 2, ["data.jsonl:1", "unknown label 'maybe'"]),
@@ -125,14 +127,6 @@ CASES = [
     ("show a folder that is no session", lambda tmp, sim: ["show", str(tmp)], 2, ["not a session folder"]),
     ("unknown subcommand", lambda tmp, sim: ["frobnicate"], 2, ["invalid choice"]),
 ]
-# Fill in the dataset path case with a factory (kept in the table for the count).
-CASES[[c[0] for c in CASES].index("non-existent dataset")] = (
-    "non-existent dataset",
-    lambda tmp, sim: (write_config(tmp, sim.base_url, SMALL.replace("[data]\n", '[data]\neval_data_path = "missing/when2call.jsonl"\n')), ["run"])[1],
-    2,
-    ["missing/when2call.jsonl", "not found", "data download"],
-)
-
 
 def test_the_table_has_at_least_25_cases():
     assert len(CASES) >= 25

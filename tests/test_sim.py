@@ -432,6 +432,19 @@ def test_known_questions_are_found_inside_longer_prompts():
     assert find_example("nothing known here") is None
 
 
+def test_a_repeated_question_is_resolved_by_the_tools_offered():
+    counts = Counter(e.question.strip() for e in EXAMPLES)
+    question = next(q for q, n in counts.items() if n > 1)
+    for example in (e for e in EXAMPLES if e.question.strip() == question):
+        names = [json.loads(t)["name"] for t in example.tools]
+        assert find_example(question, names) == example
+
+
+def test_streaming_is_refused_clearly(client):
+    response = client.post("/chat/completions", json={"messages": [{"role": "user", "content": "x"}], "stream": True})
+    assert response.status_code == 400 and "stream" in response.json()["error"]["message"]
+
+
 # --- serving ---------------------------------------------------------------------------
 
 

@@ -1,0 +1,70 @@
+"""Provider tokens never reach a file, an MLflow store, a log or a message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from w2c_tui.cli import main
+
+from conftest import write_config
+from stub_server import StubServer
+
+TARGET_TOKEN = "sk-SENTINEL-target-5f1c2a9e"
+JUDGE_TOKEN = "sk-SENTINEL-judge-77d0b3c4"
+
+
+def test_sentinel_tokens_appear_nowhere(sim, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    echo = StubServer("echo_auth_500")  # puts the Authorization header it got into its error body
+    monkeypatch.setenv("TOKEN_SIM", TARGET_TOKEN)
+    monkeypatch.setenv("TOKEN_ECHO", JUDGE_TOKEN)
+    write_config(
+        tmp_path,
+        sim.base_url,
+        f"""
+[providers.echo]
+base_url = "{echo.base_url}"
+model_prefixes = ["echo-"]
+[models]
+judge_model = "echo-judge"
+[http]
+max_retries = 1
+base_delay_seconds = 0.01
+[data]
+n_per_label = 3
+[stability]
+enabled = true
+[[stability.sweeps]]
+method = "mcq"
+k = 2
+temperatures = [0.5]
+[mlflow]
+enabled = true
+""",
+    )
+    try:
+        code = main(["run", "--run-key", "secrets"])
+    finally:
+        echo.stop()
+    captured = capsys.readouterr()
+    assert code == 1  # the judge failed on every example: recorded, not fatal to the rest
+
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "config.toml"]
+    assert any(p.name == "mlflow.db" for p in written)
+    assert any("mlartifacts" in p.parts for p in written)
+    assert any(p.name == "llm_judge.jsonl" for p in written)
+    for path in written:
+        data = path.read_bytes()
+        for token in (TARGET_TOKEN, JUDGE_TOKEN):
+            assert token.encode() not in data, f"{token} found in {path}"
+    for token in (TARGET_TOKEN, JUDGE_TOKEN):
+        assert token not in captured.out + captured.err
+
+    # The echoing server's error made it into the trace and the audit log, masked.
+    session = Path(captured.out.strip().splitlines()[-1])
+    trace = (session / "artifacts_local" / "llm_judge" / "llm_calls" / "llm_judge.jsonl").read_text()
+    assert "upstream failed for credentials Bearer ***" in trace
+    audit = (session / "checkpoints" / "llm_judge" / "audit_fallbacks.jsonl").read_text()
+    assert "api_call_failed_example_skipped" in audit and "***" in audit
+    manifest = (session / "manifest.json").read_text()
+    assert '"token": "***"' in manifest

@@ -76,7 +76,7 @@ def make_sim():
         server.stop()
 
 
-def write_config(folder: Path, base_url: str, body: str = "") -> Path:
+def write_config(folder: Path, base_url: str, body: str = "", concurrency: int = 32) -> Path:
     """A config.toml pointing every model at `base_url`, plus extra TOML `body`."""
     text = textwrap.dedent(
         f"""
@@ -86,7 +86,7 @@ def write_config(folder: Path, base_url: str, body: str = "") -> Path:
 
         [providers.sim]
         base_url = "{base_url}"
-        max_concurrency = 32
+        max_concurrency = {concurrency}
         default = true
         """
     ) + textwrap.dedent(body)

@@ -192,7 +192,8 @@ def test_skill_makes_models_mostly_right():
 
 
 def test_unknown_question_without_tools_is_declined(client):
-    body = chat(client, [{"role": "user", "content": "What is the airspeed of a swallow carrying a coconut?"}], temperature=0)
+    question = "What is the airspeed of a swallow carrying a coconut?"
+    body = chat(client, [{"role": "user", "content": question}], temperature=0)
     assert classify(body["choices"][0]["message"]["content"]) == "cannot_answer"
 
 
@@ -259,7 +260,13 @@ def test_deviation_grows_with_temperature():
         )
         return sum(
             intended_label(
-                seed=SEED, model="m", prompt="p", example=example, has_tools=True, temperature=temperature, request_seed=s
+                seed=SEED,
+                model="m",
+                prompt="p",
+                example=example,
+                has_tools=True,
+                temperature=temperature,
+                request_seed=s,
             )
             != base
             for s in range(400)
@@ -313,14 +320,16 @@ def test_judge_reply_styles_vary_but_parse(client):
 
 
 def test_judge_reads_tagged_responses():
-    text = f"Tools: {{\"name\": \"x\", \"arguments\": {{}}}}\n<response>Could you tell me the date?</response>\n{JUDGE_MARKER}"
+    tools = '{"name": "x", "arguments": {}}'
+    text = f"Tools: {tools}\n<response>Could you tell me the date?</response>\n{JUDGE_MARKER}"
     assert extract_response(text) == "Could you tell me the date?"
     assert classify(extract_response(text)) == "request_for_info"
 
 
 def mcq_prompt(example) -> str:
     options = "\n".join(f"{i}. {example.answers[label]}" for i, label in enumerate(LABELS))
-    return f"Tools:\n{chr(10).join(example.tools)}\nQuestion: {example.question}\nOptions:\n{options}\n{MCQ_MARKER} (0-3)."
+    tools = "\n".join(example.tools)
+    return f"Tools:\n{tools}\nQuestion: {example.question}\nOptions:\n{options}\n{MCQ_MARKER} (0-3)."
 
 
 def test_mcq_role_answers_with_the_intended_option(client):
@@ -333,7 +342,13 @@ def test_mcq_role_answers_with_the_intended_option(client):
         assert content in {"0", "1", "2", "3"}
         prompt = f"user: {messages[0]['content']}\n"
         label = intended_label(
-            seed=SEED, model="sim-small", prompt=prompt, example=example, has_tools=True, temperature=0, request_seed=None
+            seed=SEED,
+            model="sim-small",
+            prompt=prompt,
+            example=example,
+            has_tools=True,
+            temperature=0,
+            request_seed=None,
         )
         assert int(content) == LABELS.index(label)
     roomy = [

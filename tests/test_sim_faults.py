@@ -143,13 +143,16 @@ def parses(text: str) -> bool:
         return False
 
 
+def judge_reply(client: httpx.Client, i: int) -> str:
+    return client.post("/chat/completions", json=judge_body(i)).json()["choices"][0]["message"]["content"]
+
+
 def test_judge_malformed_rate():
     with SimServer(judge_malformed_rate=1.0) as server, httpx.Client(base_url=server.base_url) as client:
-        replies = [client.post("/chat/completions", json=judge_body(i)).json() for i in range(8)]
-        assert not any(parses(r["choices"][0]["message"]["content"]) for r in replies)
+        assert not any(parses(judge_reply(client, i)) for i in range(8))
     with SimServer(judge_malformed_rate=0.5, seed=2) as server, httpx.Client(base_url=server.base_url) as client:
-        outcomes = [parses(client.post("/chat/completions", json=judge_body(i)).json()["choices"][0]["message"]["content"]) for i in range(30)]
-        again = [parses(client.post("/chat/completions", json=judge_body(i)).json()["choices"][0]["message"]["content"]) for i in range(30)]
+        outcomes = [parses(judge_reply(client, i)) for i in range(30)]
+        again = [parses(judge_reply(client, i)) for i in range(30)]
         # Malformed replies are decided by the prompt: repeatable, and a reworded prompt can succeed.
         assert outcomes == again and any(outcomes) and not all(outcomes)
 

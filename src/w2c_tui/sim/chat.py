@@ -48,6 +48,7 @@ def chat_completion(
     next_sample: Callable[[], int],
 ) -> dict[str, Any]:
     """The response JSON for a chat request (raises BadRequest on invalid input)."""
+    protocol.refuse_streaming(body)
     model = protocol.model_of(body, default_model)
     messages = _messages(body)
     temperature = protocol.number(body, "temperature", 1.0)

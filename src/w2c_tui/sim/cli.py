@@ -26,7 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for every simulated decision")
     parser.add_argument(
-        "--judge-malformed-rate", type=float, default=defaults.judge_malformed_rate, help="share of unparsable judge replies"
+        "--judge-malformed-rate",
+        type=float,
+        default=defaults.judge_malformed_rate,
+        help="share of unparsable judge replies",
     )
     parser.add_argument("--slow-ms", type=float, default=defaults.slow_ms, help="how long a 'slow' fault waits")
     parser.add_argument("--allow-remote", action="store_true", help="allow listening on a non-loopback address")

@@ -86,13 +86,18 @@ def _logprobs(seed: int, prompt_pieces_: list[str], echoed: bool, generated: lis
     }
 
 
-def completion(body: dict[str, Any], *, seed: int, default_model: str, next_sample: Callable[[], int]) -> dict[str, Any]:
+def completion(
+    body: dict[str, Any], *, seed: int, default_model: str, next_sample: Callable[[], int]
+) -> dict[str, Any]:
     """The response JSON for a completions request (raises BadRequest on invalid input)."""
+    protocol.refuse_streaming(body)
     model = protocol.model_of(body, default_model)
     prompts = prompt_pieces(body.get("prompt"))
     echo = bool(body.get("echo", False))
     want_logprobs = body.get("logprobs")
-    if want_logprobs is not None and (isinstance(want_logprobs, bool) or not isinstance(want_logprobs, int) or want_logprobs < 0):
+    if want_logprobs is not None and (
+        isinstance(want_logprobs, bool) or not isinstance(want_logprobs, int) or want_logprobs < 0
+    ):
         raise protocol.BadRequest("'logprobs' must be a non-negative integer or null")
     max_tokens = protocol.optional_int(body, "max_tokens")
     max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens

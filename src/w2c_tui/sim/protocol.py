@@ -59,6 +59,12 @@ def optional_int(body: dict[str, Any], *names: str) -> int | None:
     return None
 
 
+def refuse_streaming(body: dict[str, Any]) -> None:
+    # Better a clear 400 than a non-streamed body a streaming client cannot read.
+    if body.get("stream"):
+        raise BadRequest("the w2c-tui sim does not support stream=true")
+
+
 def model_of(body: dict[str, Any], default: str) -> str:
     model = body.get("model")
     if model is None:

@@ -101,7 +101,8 @@ _REFUSE = (
 )
 _DIRECT = (
     "Here is a short answer from what I already know, without using any tool (simulated reply).",
-    "Happy to help. From general knowledge, the short answer is that it depends on the details you gave (simulated reply).",
+    "Happy to help. From general knowledge, the short answer is that it depends on the details you gave"
+    " (simulated reply).",
 )
 
 

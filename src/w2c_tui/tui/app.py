@@ -59,6 +59,7 @@ class W2cApp(App[int]):
         *,
         loaded: LoadedConfig | None = None,
         start_mode: str = "setup",
+        poll_monitor: bool = True,
     ) -> None:
         super().__init__()
         self.config_error = ""
@@ -71,6 +72,7 @@ class W2cApp(App[int]):
                 loaded = LoadedConfig(Settings(), None, Path.cwd().resolve(), dict(os.environ))
         self.loaded: LoadedConfig = loaded
         self.start_mode = start_mode
+        self.poll_monitor = poll_monitor  # False: the Monitor draws each snapshot once (snapshot tests)
         self.launch_records: list[LaunchRecord] = []
         self.extra_monitored: list[MonitoredSession] = []  # sessions monitored without a launch (tests)
         self.known_sessions: list[SessionInfo] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from w2c_tui.labels import SHORT
 
@@ -83,3 +84,12 @@ def short_exp(exp_name: str) -> str:
 
 def short_uuid(uuid: str, width: int = 8) -> str:
     return uuid if len(uuid) <= width else uuid[: width - 1] + "…"
+
+
+def display_path(path: Path | str) -> str:
+    """A path relative to the current folder when it lies inside it (shorter, and stable)."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return str(path)

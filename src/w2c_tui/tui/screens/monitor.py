@@ -36,9 +36,8 @@ class MonitorScreen(Screen):
         Binding("left_square_bracket", "next_session(-1)", "Previous session", id="monitor.previous_session", show=False),
     ]
 
-    def __init__(self, *, poll: bool = True) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.poll = poll
         self._shown: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -68,7 +67,7 @@ class MonitorScreen(Screen):
         for session in sessions:
             if session.key not in self._shown:
                 self._shown.append(session.key)
-                switcher.mount(SessionMonitor(session, poll=self.poll))
+                switcher.mount(SessionMonitor(session, poll=self.app.poll_monitor))
         select = self.query_one("#monitor-select", Select)
         options = [(s.title, s.key) for s in sessions]
         current = focus or switcher.current or (options[-1][1] if options else None)

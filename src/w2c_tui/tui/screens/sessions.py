@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from w2c_tui.store.browse import SessionInfo
+from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.widgets.metric_table import render_rows, summary_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 
@@ -130,11 +131,11 @@ class SessionsScreen(Screen):
                 if selected is not None and info.paths.root == selected:
                     cursor_node = leaf
         plural = "session" if len(sessions) == 1 else "sessions"
-        tree.border_subtitle = f"{len(sessions)} {plural} · {escape(str(self.app.loaded.workdir))}"
+        tree.border_subtitle = f"{len(sessions)} {plural} · {escape(display_path(self.app.loaded.workdir))}"
         if not sessions:
             self.query_one("#session-summary", Static).update(
                 Content.from_markup(
-                    f"[b]No sessions yet[/b] under {escape(str(self.app.loaded.workdir))}\n\n"
+                    f"[b]No sessions yet[/b] under {escape(display_path(self.app.loaded.workdir))}\n\n"
                     "Launch one from Setup (1, then ctrl+r). Sessions written by the earlier script-based\n"
                     "suite open too: point [b][run] workdir_base[/b] at their folder."
                 )

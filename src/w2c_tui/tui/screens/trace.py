@@ -21,6 +21,7 @@ from textual.widgets import Collapsible, Footer, Static
 from w2c_tui.labels import LABELS
 from w2c_tui.tui.formatting import label as short_label
 from w2c_tui.tui.readers import PipelineTrace, SessionData, TraceDetail, predicted_label
+from w2c_tui.tui.widgets.lazy_collapsible import LazyCollapsible
 from w2c_tui.tui.widgets.nav_bar import NavBar
 
 JSON_LIMIT = 20_000  # characters of raw JSON shown per request / response
@@ -66,9 +67,9 @@ def judge_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
     target = trace.target or {}
     widgets: list[Widget] = [markup("[b]target answer[/b]"), plain(target.get("raw_text") or row.get("target_raw"))]
     if target.get("reasoning_text"):
-        widgets.append(Collapsible(plain(target["reasoning_text"]), title="target reasoning", collapsed=True))
+        widgets.append(LazyCollapsible(lambda: [plain(target["reasoning_text"])], title="target reasoning"))
     if target.get("native_tool_calls"):
-        widgets.append(Collapsible(plain(pretty_json(target["native_tool_calls"])), title="native tool calls", collapsed=True))
+        widgets.append(LazyCollapsible(lambda: [plain(pretty_json(target["native_tool_calls"]))], title="native tool calls"))
     widgets.append(markup("[b]judge output[/b]"))
     widgets.append(plain(row.get("judge_raw")))
     if row.get("judge_used_retry"):
@@ -139,10 +140,9 @@ def logprob_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
         widgets.append(markup("\n".join(lines), "trace-table"))
         for choice in choices:
             widgets.append(
-                Collapsible(
-                    markup(token_split(choice), "trace-text"),
+                LazyCollapsible(
+                    lambda choice=choice: [markup(token_split(choice), "trace-text")],
                     title=f"token split · {choice.get('answer_name')}" + (" (LCP)" if choice.get("used_lcp_split") else ""),
-                    collapsed=True,
                 )
             )
     elif mode != "string_fallback":
@@ -182,11 +182,19 @@ def stability_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
     ]
     texts = row.get("run_target_texts") or []
     judged = row.get("run_judge_raw_outputs") or []
-    for index, text in enumerate(texts):
-        body = f"{text}\n\n— judge —\n{judged[index] if index < len(judged) else ''}"
-        widgets.append(Collapsible(plain(body), title=f"run {index}: {labels[index] if index < len(labels) else '?'}", collapsed=True))
+
+    def runs() -> list[Widget]:
+        shown: list[Widget] = []
+        for index, text in enumerate(texts):
+            body = f"{text}\n\n— judge —\n{judged[index] if index < len(judged) else ''}"
+            title = f"run {index}: {labels[index] if index < len(labels) else '?'}"
+            shown.append(LazyCollapsible(lambda body=body: [plain(body)], title=title))
+        return shown
+
+    if texts:
+        widgets.append(LazyCollapsible(runs, title=f"answers and verdicts of the {len(texts)} runs"))
     if row.get("run_aux") and not texts:
-        widgets.append(Collapsible(plain(pretty_json(row["run_aux"])), title="per-run details", collapsed=True))
+        widgets.append(LazyCollapsible(lambda: [plain(pretty_json(row["run_aux"]))], title="per-run details"))
     return widgets
 
 
@@ -247,6 +255,14 @@ def call_title(index: int, call: dict[str, Any]) -> str:
 
 
 def call_widget(index: int, call: dict[str, Any]) -> Collapsible:
+    return LazyCollapsible(
+        lambda: call_body(call),
+        title=call_title(index, call),
+        classes="call" + (" -failed" if (call.get("status") or 0) != 200 else ""),
+    )
+
+
+def call_body(call: dict[str, Any]) -> list[Widget]:
     settings = call.get("settings") or {}
     usage = call.get("usage") or {}
     meta = (
@@ -255,18 +271,15 @@ def call_widget(index: int, call: dict[str, Any]) -> Collapsible:
         + (f" · tokens {usage.get('prompt_tokens', '?')} in / {usage.get('completion_tokens', '?')} out" if usage else "")
         + "[/]"
     )
-    return Collapsible(
+    return [
         markup(meta),
         markup("[b]sent[/b]"),
         plain(describe_request(call)),
         markup("[b]received[/b]"),
         plain(describe_response(call)),
-        Collapsible(plain(pretty_json(call.get("request"))), title="request JSON", collapsed=True),
-        Collapsible(plain(pretty_json(call.get("response"))), title="response JSON", collapsed=True),
-        title=call_title(index, call),
-        collapsed=True,
-        classes="call" + (" -failed" if (call.get("status") or 0) != 200 else ""),
-    )
+        LazyCollapsible(lambda: [plain(pretty_json(call.get("request")))], title="request JSON"),
+        LazyCollapsible(lambda: [plain(pretty_json(call.get("response")))], title="response JSON"),
+    ]
 
 
 def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
@@ -283,10 +296,19 @@ def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
         body = stability_widgets(trace, gold)
     else:
         body = [plain(pretty_json(trace.row))]
-    body.append(Collapsible(plain(pretty_json(trace.row)), title="checkpoint row", collapsed=True))
+    body.append(LazyCollapsible(lambda: [plain(pretty_json(trace.row))], title="checkpoint row"))
     if trace.calls:
-        body.append(markup(f"[b]API calls[/b] [dim]({len(trace.calls)})[/]"))
-        body.extend(call_widget(i, call) for i, call in enumerate(trace.calls))
+        calls = trace.calls
+        retried = sum(1 for c in calls if c.get("retry_cause"))
+        note = f", {retried} retried" if retried else ""
+        # Many calls (stability sweeps, retries) stay folded: mounting them all is slow.
+        body.append(
+            LazyCollapsible(
+                lambda: [call_widget(i, call) for i, call in enumerate(calls)],
+                title=f"API calls ({len(calls)}{note})",
+                collapsed=len(calls) > 3,
+            )
+        )
     else:
         body.append(markup("[dim]no API calls recorded for this example[/]"))
     title = f"{name} → {predicted_label(name, trace.row) or 'no prediction'}"
@@ -318,7 +340,11 @@ def example_widgets(detail: TraceDetail) -> list[Widget]:
             schema = tool
         name = schema.get("name") if isinstance(schema, dict) else None
         tools.append(
-            Collapsible(plain(pretty_json(schema)), title=f"tool {index + 1}: {name or '?'}", collapsed=len(example.tools) > 1)
+            LazyCollapsible(
+                lambda schema=schema: [plain(pretty_json(schema))],
+                title=f"tool {index + 1}: {name or '?'}",
+                collapsed=len(example.tools) > 1,
+            )
         )
     widgets.append(Collapsible(*tools, title=f"tools ({len(tools)})", collapsed=len(tools) > 3) if tools else markup("[dim]no tools[/]"))
     answers = [
@@ -327,7 +353,7 @@ def example_widgets(detail: TraceDetail) -> list[Widget]:
     mixed: list[Widget] = []
     for header, text in zip(answers, example.answers.values()):
         mixed.extend([header, plain(text)])
-    widgets.append(Collapsible(*mixed, title="candidate answers", collapsed=True))
+    widgets.append(LazyCollapsible(lambda: mixed, title="candidate answers"))
     return widgets
 
 

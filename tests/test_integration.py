@@ -153,3 +153,47 @@ def test_resume_sends_requests_only_for_missing_uuids(full_run, sim):
     resent = [c["uuid"] for c in iter_rows(paths.calls_file("mcq"))][-7:]
     assert set(resent) == dropped
     assert set(read_keyed(predictions)) == {e.uuid for e in load_examples()}
+
+
+def test_logprob_scores_recompute_by_hand_from_the_sims_formula(full_run):
+    """raw_score = sum of the sim's token_logprob over the continuation tokens, each given
+    the exact text before it; the continuation starts where the context's tokens end."""
+    from w2c_tui.prompts.mcq_logprob import build_loglik_requests
+    from w2c_tui.sim import token_logprob
+
+    _, outcome, _ = full_run
+    paths = outcome.plan.paths
+    examples = {e.uuid: e for e in outcome.plan.examples}
+    rows = list(iter_rows(paths.checkpoint_file("mcq_logprob", "debug_per_choice.jsonl")))[:8]
+    assert rows
+    for row in rows:
+        example = examples[row["uuid"]]
+        context, continuations = build_loglik_requests(example, outcome.plan.family, "", bos=False)
+        continuation = continuations[["direct", "tool_call", "request_for_info", "cannot_answer"].index(row["answer_name"])]
+        tokens = [tok for tok, _ in row["continuation_tokens"]]
+        assert "".join(tokens) == continuation  # the split sits exactly on the boundary
+        prefix, total = context, 0.0
+        for token, logprob in row["continuation_tokens"]:
+            expected = token_logprob(7, prefix, token)  # the session sim runs with --seed 7
+            assert logprob == pytest.approx(expected, abs=1e-12)
+            total += expected
+            prefix += token
+        assert row["raw_score"] == pytest.approx(total, abs=1e-9)
+        assert row["num_tokens"] == len(tokens)
+        assert row["char_norm_score"] == pytest.approx(total / len(example.answers[row["answer_name"]]))
+
+
+def test_native_tools_parameter_reaches_the_judge_as_text(sim, tmp_path):
+    config = write_config(
+        tmp_path,
+        sim.base_url,
+        "[data]\nn_per_label = 4\n[pipelines]\ndo_mcq = false\ndo_mcq_logprob = false\ntarget_native_tools = true\n[mlflow]\nenabled = false\n",
+    )
+    [outcome] = run_launch(config, "native")
+    assert outcome.ok
+    paths = outcome.plan.paths
+    requests = [c["request"] for c in iter_rows(paths.calls_file("llm_judge")) if c["pipeline"] == "target"]
+    assert any(r.get("tools") for r in requests)
+    answers = list(read_keyed(paths.checkpoint_file("llm_judge", "target_responses.jsonl")).values())
+    native = [a for a in answers if a["native_tool_calls"]]
+    assert native and all("<tool_call>" in a["raw_text"] for a in native)

@@ -122,7 +122,7 @@ def test_estimate_counts_requests_per_pipeline():
 def sessions(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("workdir")
     a = write_session(workdir, n_examples=16, stability_k=3, calls_total=200, mlflow=True)
-    b = write_session(workdir, fingerprint="5e55a0c0ffee0002", target_model="qwen3-32b", n_examples=16, seed=2, skill=0.5)
+    b = write_session(workdir, fingerprint="7ac2e9a10b5e0002", target_model="qwen3-32b", n_examples=16, seed=2, skill=0.5)
     return workdir, a, b
 
 

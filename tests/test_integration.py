@@ -197,3 +197,44 @@ def test_native_tools_parameter_reaches_the_judge_as_text(sim, tmp_path):
     answers = list(read_keyed(paths.checkpoint_file("llm_judge", "target_responses.jsonl")).values())
     native = [a for a in answers if a["native_tool_calls"]]
     assert native and all("<tool_call>" in a["raw_text"] for a in native)
+
+
+def test_judge_and_logprob_stability_sweeps(sim, tmp_path):
+    config = write_config(
+        tmp_path,
+        sim.base_url,
+        """
+[data]
+n_per_label = 3
+[pipelines]
+do_llm_judge = false
+do_mcq = false
+do_mcq_logprob = false
+[stability]
+enabled = true
+[[stability.sweeps]]
+method = "llm_judge"
+k = 3
+temperatures = [1.0]
+[[stability.sweeps]]
+method = "mcq_logprob"
+k = 2
+temperatures = [0.0]
+[mlflow]
+enabled = false
+""",
+    )
+    [outcome] = run_launch(config, "sweeps")
+    assert outcome.ok and set(outcome.statuses) == {"stability_llm_judge_k=3_T=1.0", "stability_mcq_logprob_k=2_T=0.0"}
+    paths = outcome.plan.paths
+    judge = read_keyed(paths.checkpoint_file("stability_llm_judge_k=3_T=1.0", "stability_llm_judge_k=3_T=1.0.jsonl"))
+    assert len(judge) == 9
+    for row in judge.values():
+        assert len(row["run_target_texts"]) == 3 and len(row["run_judge_raw_outputs"]) == 3
+        assert row["judge_model"] == "sim-judge" and row["eval_type"] == "llm_judge"
+    # Sampling at T=1 with a different seed per run must disagree somewhere.
+    assert any(len(set(row["run_target_texts"])) > 1 for row in judge.values())
+    logprob = read_keyed(paths.checkpoint_file("stability_mcq_logprob_k=2_T=0.0", "stability_mcq_logprob_k=2_T=0.0.jsonl"))
+    assert all(row["is_stable"] and all(0 <= i <= 3 for i in row["run_indices"]) for row in logprob.values())
+    metrics = json.loads(paths.metrics_file("stability_mcq_logprob_k=2_T=0.0").read_text())
+    assert metrics["stability_at_k"] == 1.0 and metrics["mean_flip_rate"] == 0.0

@@ -6,9 +6,11 @@ retried run asks exactly the same question again.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from w2c_tui.data import Example
+from w2c_tui.labels import LABELS
 from w2c_tui.metrics import stability_row
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.context import PipelineContext
@@ -32,8 +34,10 @@ class StabilityPipeline(Pipeline):
             return row["predicted_label"], {"index": row["predicted_index"], "raw": row["raw_mcq_output"]}
         if self.method == "mcq_logprob":
             row, _ = await score_example(self.ctx, example, seed=seed)
-            return row[f"predicted_label_{PRIMARY_VARIANT}"], {
-                "index": None if row.get(f"scores_{PRIMARY_VARIANT}") is None else row[f"scores_{PRIMARY_VARIANT}"],
+            label = row[f"predicted_label_{PRIMARY_VARIANT}"]
+            return label, {
+                "index": LABELS.index(label) if label in LABELS else -1,
+                "scores": row.get(f"scores_{PRIMARY_VARIANT}"),
                 "mode": row["mode"],
             }
         target = await generate_target(self.ctx, example, temperature=self.temperature, seed=seed)
@@ -41,17 +45,22 @@ class StabilityPipeline(Pipeline):
         return decision["predicted_label"], {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"]}
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
-        labels: list[str | None] = []
-        aux: list[dict[str, Any]] = []
-        for run in range(self.k):
-            label, extra = await self._one_run(example, run)
-            labels.append(label)
-            aux.append(extra)
+        # The k runs are independent requests; the provider's limit still bounds them.
+        results = await asyncio.gather(*(self._one_run(example, run) for run in range(self.k)))
+        labels = [label for label, _ in results]
+        aux = [extra for _, extra in results]
+
+        def coerced(run: int, original: object) -> None:
+            self.ctx.audit.emit(
+                "invalid_label_coercion_to_cannot_answer",
+                uuid=example.uuid,
+                stage="stability",
+                details={"run": run, "original_value": original, "coerced_to": "cannot_answer"},
+            )
+
         row: dict[str, Any] = {
             "uuid": example.uuid,
-            "gold_label": example.correct_answer,
-            "run_labels": labels,
-            **stability_row(labels, example.correct_answer),
+            **stability_row(labels, example.correct_answer, on_coerce=coerced),
             "eval_type": self.method,
             "target_model": self.ctx.target_model,
             "temperature": self.temperature,

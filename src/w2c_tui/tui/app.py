@@ -85,6 +85,8 @@ class W2cApp(App[int]):
     def on_mount(self) -> None:
         self._update_badge()
         self.switch_mode(self.start_mode)
+        # Fill the command palette's "Open session …" entries without waiting for the Sessions tab.
+        self.run_worker(self.scan_sessions, thread=True, group="scan", exit_on_error=False)
         # The embedded-mode notice lives on the Setup screen itself, not in a toast.
         if self.config_error:
             self.notify(self.config_error, title="config.toml not loaded", severity="error", timeout=12)

@@ -151,7 +151,7 @@ class CompareScreen(Screen):
             value = select.value
             with self.prevent(Select.Changed):
                 select.set_options(options)
-                if value is not Select.BLANK and any(v == value for _, v in options):
+                if value is not Select.NULL and any(v == value for _, v in options):
                     select.value = value
         if pending:
             self._pending = None
@@ -178,7 +178,7 @@ class CompareScreen(Screen):
     def _compare_if_ready(self) -> None:
         a = self.query_one("#compare-a", Select).value
         b = self.query_one("#compare-b", Select).value
-        if a is Select.BLANK or b is Select.BLANK:
+        if a is Select.NULL or b is Select.NULL:
             return
         if a == b:
             self.query_one("#compare-metrics", Static).update(Content.from_markup("[$warning]A and B are the same session[/]"))
@@ -211,11 +211,12 @@ class CompareScreen(Screen):
             pipeline.set_options([("all pipelines", ALL), *((short_exp(n), n) for n in shared)])
             pipeline.value = ALL
         self._show_rows()
+        self.query_one("#compare-rows", RowList).focus()
 
     @on(Select.Changed, "#compare-pipeline")
     def _show_rows(self) -> None:
         chosen = self.query_one("#compare-pipeline", Select).value
-        rows = [d for d in self.found if chosen in (ALL, Select.BLANK) or d.exp_name == chosen]
+        rows = [d for d in self.found if chosen in (ALL, Select.NULL) or d.exp_name == chosen]
         table = self.query_one("#compare-rows", RowList)
         table.set_rows([disagreement_cells(d) for d in rows], [(d.uuid, d.exp_name) for d in rows])
         table.set_empty_text("the two sessions agree on every shared example" if self.data_a else "choose two sessions")
@@ -246,7 +247,7 @@ class CompareScreen(Screen):
     def action_swap(self) -> None:
         a = self.query_one("#compare-a", Select).value
         b = self.query_one("#compare-b", Select).value
-        if a is Select.BLANK or b is Select.BLANK:
+        if a is Select.NULL or b is Select.NULL:
             return
         self.choose(str(b), str(a))
 

@@ -87,7 +87,7 @@ class MonitorScreen(Screen):
 
     @on(Select.Changed, "#monitor-select")
     def _picked(self, event: Select.Changed) -> None:
-        if event.value is not Select.BLANK:
+        if event.value is not Select.NULL:
             self._show(str(event.value))
 
     def current_panel(self) -> SessionMonitor | None:

@@ -36,6 +36,7 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
     }
     ProviderEditor #editor-note { color: $text-muted; height: auto; margin-bottom: 1; }
     ProviderEditor #editor-buttons { height: auto; align-horizontal: right; margin-top: 1; }
+    ProviderEditor #p-default { margin: 1 0 0 16; }
     ProviderEditor Button { margin-left: 1; }
     ProviderEditor FormField > Horizontal > Label { width: 16; }
     ProviderEditor FormField > .field-error { padding-left: 16; }
@@ -84,10 +85,10 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
                 Input(v.requests_per_minute, placeholder="0 = no limit", id="p-requests_per_minute", compact=True),
                 field_id="requests_per_minute",
             )
-            yield Checkbox("default provider (takes models no prefix matches)", v.default, id="p-default")
+            yield Checkbox("default provider (takes models no prefix matches)", v.default, id="p-default", compact=True)
             with Horizontal(id="editor-buttons"):
-                yield Button("Cancel", id="cancel", compact=True)
-                yield Button("Apply", id="apply", variant="primary", compact=True)
+                yield Button("Cancel  esc", id="cancel", compact=True)
+                yield Button("Apply  ctrl+s", id="apply", variant="primary", compact=True)
 
     def on_mount(self) -> None:
         self._show_token_hint()
@@ -108,7 +109,8 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
         )
 
     def _variable(self, values: ProviderValues) -> str:
-        return values.token_env.strip() or f"TOKEN_{values.name.strip().upper().replace('-', '_')}"
+        name = values.name.strip().upper().replace("-", "_") or "<NAME>"
+        return values.token_env.strip() or f"TOKEN_{name}"
 
     def _show_token_hint(self) -> None:
         values = self._read()

@@ -156,7 +156,7 @@ class SessionViewScreen(Screen):
     # -- metrics detail ----------------------------------------------------------------
     @on(Select.Changed, "#metrics-pipeline")
     def _pipeline_chosen(self, event: Select.Changed) -> None:
-        if self.info is None or event.value is Select.BLANK:
+        if self.info is None or event.value is Select.NULL:
             return
         pipeline = next((p for p in self.info.pipelines if p.exp_name == event.value), None)
         if pipeline is None:

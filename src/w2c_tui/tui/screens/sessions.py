@@ -49,7 +49,7 @@ def session_line(info: SessionInfo, marked: bool = False) -> str:
 
 def session_summary(info: SessionInfo, *, short: bool = False) -> str:
     manifest = info.manifest or {}
-    created = info.created_at[:19].replace("T", " ") if info.created_at else "–"
+    created = info.created_at[:16].replace("T", " ") if info.created_at else "–"
     lines = [
         f"[b]{escape(info.target_model)}[/b]   {STATUS_ICON.get(info.status, '')} {info.status}"
         + ("   [b $warning]SIMULATED[/]" if info.simulated else ""),

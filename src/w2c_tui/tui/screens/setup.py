@@ -40,9 +40,9 @@ from w2c_tui.tui.widgets.sweep_row import SweepRow
 VALIDATE_DELAY = 0.2
 
 EMBEDDED_NOTICE = (
-    "[b $warning]Simulated endpoint[/] — {why}, so launches use w2c-tui's built-in pseudo-model "
-    "(no network, no key). For a real provider: [b]cp config.example.toml config.toml[/], put "
-    "[b]TOKEN_<NAME>=…[/] in [b].env[/] and restart — or press [b]a[/] to add one and [b]ctrl+s[/] to save."
+    "[b $warning]Simulated endpoint[/]: {why}, so launches use the built-in pseudo-model (no network, no key). "
+    "Real provider: [b]cp config.example.toml config.toml[/], [b]TOKEN_<NAME>=…[/] in [b].env[/] "
+    "— or [b]a[/] add one here, [b]ctrl+s[/] save."
 )
 
 

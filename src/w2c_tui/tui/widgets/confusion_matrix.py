@@ -15,7 +15,8 @@ def describe_matrix(matrix: Sequence[Sequence[int]] | None, labels: Sequence[str
     if not matrix:
         return "[$text-muted]no predictions yet[/]"
     cell = max(5, max((len(f"{v:,}") for row in matrix for v in row), default=1) + 1)
-    header = "gold╲pred".ljust(10) + "".join(short_label(l).rjust(cell) for l in labels) + "  recall".rjust(9)
+    # Rows are gold labels, columns predictions; narrow enough to sit beside the requests at 80 columns.
+    header = "gold".ljust(6) + "".join(short_label(l).rjust(cell) for l in labels) + "recall".rjust(7)
     lines = [f"[b]{header}[/b]"]
     for i, (name, row) in enumerate(zip(labels, matrix)):
         cells = []
@@ -29,7 +30,7 @@ def describe_matrix(matrix: Sequence[Sequence[int]] | None, labels: Sequence[str
                 cells.append(f"[$error]{text}[/]")
         total = sum(row)
         recall = f"{row[i] / total:.2f}" if total and i < len(row) else "–"
-        lines.append(f"{short_label(name).ljust(10)}{''.join(cells)}{recall.rjust(9)}")
+        lines.append(f"{short_label(name).ljust(6)}{''.join(cells)}{recall.rjust(7)}")
     return "\n".join(lines)
 
 

@@ -75,7 +75,7 @@ class ExampleBrowser(Vertical):
     DEFAULT_CSS = """
     ExampleBrowser { height: 1fr; }
     ExampleBrowser #example-filters { height: auto; }
-    ExampleBrowser #example-filters Select { width: 18; margin-right: 1; }
+    ExampleBrowser #example-filters Select { width: 15; margin-right: 1; }
     ExampleBrowser #example-filters Checkbox { margin-right: 1; }
     ExampleBrowser #example-search { width: 1fr; min-width: 12; }
     ExampleBrowser #example-status { height: 1; color: $text-muted; padding: 0 1; }

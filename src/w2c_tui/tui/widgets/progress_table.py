@@ -52,9 +52,14 @@ class ProgressTable(Widget):
         fixed = len(Content.from_markup(self._line(sample, "", name_width, 0)).plain)
         bar_width = max(6, width - fixed)
         lines = [self._line(p, names[n], name_width, bar_width) for n, p in self._pipelines.items()]
+        if width - fixed < 6:
+            # Narrow terminal: drop the rate column rather than the scores.
+            fixed = len(Content.from_markup(self._line(sample, "", name_width, 0, with_rate=False)).plain)
+            bar_width = max(4, width - fixed)
+            lines = [self._line(p, names[n], name_width, bar_width, with_rate=False) for n, p in self._pipelines.items()]
         return Content.from_markup("\n".join(lines))
 
-    def _line(self, p: dict[str, Any], name: str, name_width: int, bar_width: int) -> str:
+    def _line(self, p: dict[str, Any], name: str, name_width: int, bar_width: int, with_rate: bool = True) -> str:
         done, total, failed = p.get("done", 0), p.get("total", 0), p.get("failed", 0)
         status = str(p.get("status", ""))
         filled, empty = bar(done, total, bar_width)
@@ -67,9 +72,10 @@ class ProgressTable(Widget):
         else:
             rate = ""
             when = f"[{_STATUS_STYLE.get(status, '$text')}]{escape(status)}[/]"
+        rate_column = f" {rate:>10}" if with_rate else ""
         return (
             f"{escape(name[:name_width]):<{name_width}} [{colour}]{filled}[/][$text-muted]{empty}[/] "
-            f"{counts} {rate:>10} {_pad(when, 10)} acc {ratio(p.get('accuracy')):>4}  F1 {ratio(p.get('macro_f1')):>4}"
+            f"{counts}{rate_column} {_pad(when, 10)} acc {ratio(p.get('accuracy')):>4}  F1 {ratio(p.get('macro_f1')):>4}"
         )
 
 

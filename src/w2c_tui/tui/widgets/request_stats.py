@@ -15,20 +15,19 @@ def describe_requests(snap: dict[str, Any]) -> str:
     """The block as Textual markup (a function, so tests can read it without a screen)."""
     limit = snap.get("max_concurrency") or "?"
     lines = [
-        f"in flight [b]{snap.get('in_flight', 0)}[/b]/{limit}   "
-        f"[b]{snap.get('requests_per_second', 0.0):.1f}[/b] req/s   {snap.get('requests', 0):,} requests",
+        f"in flight [b]{snap.get('in_flight', 0)}[/b]/{limit}   [b]{snap.get('requests_per_second', 0.0):.1f}[/b] req/s",
         f"latency p50 {_seconds(snap.get('latency_p50'))}  p95 {_seconds(snap.get('latency_p95'))}",
     ]
+    errors = snap.get("errors", 0)
+    error_text = f"[$error]errors {errors}[/]" if errors else "errors 0"
+    lines.append(f"requests {snap.get('requests', 0):,}   {error_text}")
     retries = snap.get("retries") or {}
     total = snap.get("retries_total", sum(retries.values()))
     if total:
         causes = ", ".join(f"{escape(str(c))} ×{n}" for c, n in sorted(retries.items(), key=lambda kv: -kv[1]))
-        retry_text = f"[$warning]retries {total}[/] ({causes})"
+        lines.append(f"[$warning]retries {total}[/] ({causes})")
     else:
-        retry_text = "retries 0"
-    errors = snap.get("errors", 0)
-    error_text = f"[$error]errors {errors}[/]" if errors else "errors 0"
-    lines.append(f"{retry_text}   {error_text}")
+        lines.append("retries 0")
     for provider, wait in sorted((snap.get("waits") or {}).items()):
         lines.append(
             f"[$warning]⏸ waiting {max(0, wait.get('seconds_left', 0)):.0f} s: "

@@ -40,7 +40,6 @@ class SessionMonitor(Vertical):
     SessionMonitor #monitor-bottom { height: 1fr; }
     SessionMonitor #chart-box { width: 2fr; height: 1fr; min-height: 6; }
     SessionMonitor #events-box { width: 3fr; height: 1fr; min-height: 6; }
-    Screen.-narrow SessionMonitor #chart-box { display: none; }
     """
 
     def __init__(self, session: MonitoredSession, *, poll: bool = True) -> None:

@@ -25,8 +25,9 @@ DOCS = ROOT / "docs"
 AUDIT_GUIDE = DOCS / "operations-audit-guide.md"
 CONFIG_GUIDE = DOCS / "configuration.md"
 
-# Functions whose positional string arguments are audit event types:
-#   AuditLog.emit("type", ...), compute.py's _emit(on_event, TYPE, ...), on_event(TYPE, ...)
+# Functions whose positional string arguments (or `fallback_type=` keyword) are audit
+# event types: AuditLog.emit("type", ...), compute.py's _emit(on_event, TYPE, ...),
+# on_event(TYPE, ...).
 EMITTERS = {"emit", "_emit", "on_event"}
 # Files whose module-level string constants are event types (and FORCED_TYPES members).
 CONSTANT_FILES = ("metrics/compute.py", "store/audit.py")
@@ -109,6 +110,10 @@ def collect_fallback_types() -> dict[str, set[str]]:
                         continue  # details, not the type
                     for value in _strings_in(arg, constants):
                         add(value, rel)
+                for keyword in node.keywords:
+                    if keyword.arg == "fallback_type":
+                        for value in _strings_in(keyword.value, constants):
+                            add(value, rel)
         # 2. Event-type constants of the metrics stage and of the audit module.
         if rel in CONSTANT_FILES:
             for name, values in constants.items():

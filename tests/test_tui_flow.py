@@ -158,8 +158,7 @@ async def test_setup_shows_errors_next_to_fields_and_refuses_launch(workspace):
         setup = app.screen
         setup.query_one("#n-per-label").value = "zero"
         setup.query_one("#target").value = ""
-        await pilot.pause(0.4)
-        assert "n-per-label" in setup.errors and "target" in setup.errors
+        await wait_for(pilot, lambda: "n-per-label" in setup.errors and "target" in setup.errors, timeout=10)
         error = setup.query_one("#field-n-per-label", FormField).query_one(".field-error")
         assert error.has_class("-shown")
         await pilot.press("ctrl+r")
@@ -169,8 +168,7 @@ async def test_setup_shows_errors_next_to_fields_and_refuses_launch(workspace):
         # fixing the fields clears the errors
         setup.query_one("#n-per-label").value = "2"
         setup.query_one("#target").value = "sim-small"
-        await pilot.pause(0.4)
-        assert setup.errors == {}
+        await wait_for(pilot, lambda: setup.errors == {}, timeout=10)
 
 
 async def test_add_provider_test_connection_and_save(workspace):
@@ -219,10 +217,13 @@ async def test_palette_help_and_tabs_at_80x24(workspace):
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
 
+        from textual.command import CommandList, CommandPalette
+
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
         await pilot.press(*"Sessions")
-        await pilot.pause(0.4)
+        await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0)
+        await pilot.pause(0.2)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
 

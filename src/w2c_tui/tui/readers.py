@@ -18,7 +18,7 @@ from typing import Any
 from w2c_tui.labels import LABELS
 from w2c_tui.store.audit import read_events
 from w2c_tui.store.browse import SessionInfo, read_session
-from w2c_tui.store.jsonl import iter_rows, read_json, read_keyed
+from w2c_tui.store.jsonl import read_json, read_keyed
 from w2c_tui.store.layout import (
     AUDIT_FILE,
     AUDIT_SUMMARY_FILE,
@@ -114,16 +114,13 @@ class SessionRows:
     examples: dict[str, Any]  # uuid -> data.Example, when the dataset file was found
     dataset_path: Path | None
     audit_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _by_uuid: dict[str, ExampleRow] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_uuid = {r.uuid: r for r in self.rows}
 
     def row(self, uuid: str) -> ExampleRow | None:
-        return self._by_uuid().get(uuid)
-
-    def _by_uuid(self) -> dict[str, ExampleRow]:
-        cached = getattr(self, "_index", None)
-        if cached is None:
-            cached = {r.uuid: r for r in self.rows}
-            self._index = cached
-        return cached
+        return self._by_uuid.get(uuid)
 
 
 def _dataset_candidates(info: SessionInfo) -> list[Path]:
@@ -390,10 +387,3 @@ def stability_entropies(rows: SessionRows) -> dict[str, list[float]]:
         values = [r.get("normalized_entropy") for r in rows.primary.get(exp_name, {}).values()]
         found[exp_name] = [float(v) for v in values if isinstance(v, (int, float))]
     return found
-
-
-def iter_all_events(info: SessionInfo) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    for exp_name in info.paths.exp_names():
-        events.extend(iter_rows(info.paths.audit_file(exp_name)))
-    return events

@@ -115,6 +115,11 @@ class MonitorScreen(Screen):
         if not panel.finished:
             self.notify("Still running: the session opens when it has finished (or after c).", timeout=4)
             return
+        from pathlib import Path
+
+        if not (Path(panel.session.session_dir) / "manifest.json").exists():
+            self.notify("Nothing was written for this session: the launch stopped before it started.", timeout=5)
+            return
         self.app.open_session(panel.session.session_dir)
 
     def action_next_pipeline(self) -> None:

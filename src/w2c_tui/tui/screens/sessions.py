@@ -96,6 +96,8 @@ class SessionsScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#sessions-tree", Tree).border_title = "Sessions"
+        # Tree labels carry resolved colours: redraw them when the theme changes.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._show_sessions(self.sessions))
         self.load_sessions()
 
     def on_screen_resume(self) -> None:

@@ -20,6 +20,7 @@ from textual.widgets import Collapsible, Footer, Static
 
 from w2c_tui.labels import LABELS
 from w2c_tui.tui.formatting import label as short_label
+from w2c_tui.tui.formatting import short_exp
 from w2c_tui.tui.readers import PipelineTrace, SessionData, TraceDetail, predicted_label
 from w2c_tui.tui.widgets.lazy_collapsible import LazyCollapsible
 from w2c_tui.tui.widgets.nav_bar import NavBar
@@ -329,7 +330,11 @@ def example_widgets(detail: TraceDetail) -> list[Widget]:
     if example.held_out_param:
         facts.append(f"held-out parameter [b]{escape(str(example.held_out_param))}[/b]")
     if example.target_tool:
-        facts.append(f"target tool {escape(str(example.target_tool))[:80]}")
+        try:
+            target = json.loads(example.target_tool).get("name")
+        except (ValueError, AttributeError):
+            target = None
+        facts.append(f"target tool [b]{escape(str(target or example.target_tool)[:60])}[/b]")
     if any(facts):
         widgets.append(markup("[dim]" + "   ".join(f for f in facts if f) + "[/]"))
     tools = []
@@ -343,7 +348,7 @@ def example_widgets(detail: TraceDetail) -> list[Widget]:
             LazyCollapsible(
                 lambda schema=schema: [plain(pretty_json(schema))],
                 title=f"tool {index + 1}: {name or '?'}",
-                collapsed=len(example.tools) > 1,
+                collapsed=True,
             )
         )
     widgets.append(Collapsible(*tools, title=f"tools ({len(tools)})", collapsed=len(tools) > 3) if tools else markup("[dim]no tools[/]"))
@@ -423,9 +428,9 @@ class TraceScreen(Screen):
         body = self.query_one("#trace-body", VerticalScroll)
         await body.remove_children()
         row = self.data.rows.row(detail.uuid)
-        summary = [f"gold [b]{escape(detail.gold or '?')}[/b]"]
+        summary = [f"gold [b]{escape(detail.gold or '?')}[/b] ·"]
         for trace in detail.pipelines:
-            summary.append(f"{escape(trace.exp_name)} {verdict(predicted_label(trace.exp_name, trace.row), detail.gold)}")
+            summary.append(f"{escape(short_exp(trace.exp_name))} {short_verdict(predicted_label(trace.exp_name, trace.row), detail.gold)}")
         if row is not None and row.markers:
             summary.append(f"[$warning]{escape(' '.join(row.markers))}[/]")
         widgets: list[Widget] = [markup("   ".join(summary), "trace-summary")]

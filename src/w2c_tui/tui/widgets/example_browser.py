@@ -75,7 +75,7 @@ class ExampleBrowser(Vertical):
     DEFAULT_CSS = """
     ExampleBrowser { height: 1fr; }
     ExampleBrowser #example-filters { height: auto; }
-    ExampleBrowser #example-filters Select { width: 15; margin-right: 1; }
+    ExampleBrowser #example-filters Select { width: 14; margin-right: 1; }
     ExampleBrowser #example-filters Checkbox { margin-right: 1; }
     ExampleBrowser #example-search { width: 1fr; min-width: 12; }
     ExampleBrowser #example-status { height: 1; color: $text-muted; padding: 0 1; }
@@ -96,10 +96,10 @@ class ExampleBrowser(Vertical):
     def compose(self) -> ComposeResult:
         label_options = [(name, name) for name in LABELS]
         with Horizontal(id="example-filters"):
-            yield Select([("gold: any", ANY), *label_options], value=ANY, allow_blank=False, id="filter-gold", compact=True)
-            yield Select([("pipeline: any", ANY)], value=ANY, allow_blank=False, id="filter-pipeline", compact=True)
+            yield Select([("gold: all", ANY), *label_options], value=ANY, allow_blank=False, id="filter-gold", compact=True)
+            yield Select([("pipe: all", ANY)], value=ANY, allow_blank=False, id="filter-pipeline", compact=True)
             yield Select(
-                [("pred: any", ANY), *label_options, ("no prediction", MISSING)],
+                [("pred: all", ANY), *label_options, ("no prediction", MISSING)],
                 value=ANY,
                 allow_blank=False,
                 id="filter-predicted",
@@ -115,7 +115,7 @@ class ExampleBrowser(Vertical):
         self.session_rows = session_rows
         pipeline = self.query_one("#filter-pipeline", Select)
         with self.prevent(Select.Changed):
-            pipeline.set_options([("pipeline: any", ANY), *((short_exp(n), n) for n in session_rows.exp_names)])
+            pipeline.set_options([("pipe: all", ANY), *((short_exp(n), n) for n in session_rows.exp_names)])
             pipeline.value = ANY
         self.query_one(RowList).set_columns(columns_for(session_rows.exp_names))
         self.apply_filters()

@@ -152,7 +152,3 @@ def audit_markup(summary: dict[str, Any] | None) -> str:
 def class_f1(metrics: dict[str, Any] | None) -> list[float]:
     per_class = (metrics or {}).get("per_class") or {}
     return [float((per_class.get(name) or {}).get("f1") or 0.0) for name in LABELS]
-
-
-def short_label_list() -> list[str]:
-    return [label(name) for name in LABELS]

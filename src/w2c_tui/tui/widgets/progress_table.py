@@ -28,6 +28,7 @@ class ProgressTable(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._pipelines: dict[str, dict[str, Any]] = {}
+        self.idle_text = ""  # shown instead of "preparing" once the launch has ended without pipelines
 
     def update_pipelines(self, pipelines: dict[str, dict[str, Any]]) -> None:
         changed = len(pipelines) != len(self._pipelines)
@@ -42,7 +43,9 @@ class ProgressTable(Widget):
 
     def render(self) -> Content:
         if not self._pipelines:
-            return Content.from_markup("[$text-muted]preparing: loading data and checking providers…[/]")
+            return Content.from_markup(
+                f"[$text-muted]{escape(self.idle_text or 'preparing: loading data and checking providers…')}[/]"
+            )
         width = self.content_region.width or 80
         long_names = width >= 110
         names = {n: (n if long_names else short_exp(n)) for n in self._pipelines}

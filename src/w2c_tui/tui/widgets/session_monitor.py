@@ -47,6 +47,7 @@ class SessionMonitor(Vertical):
         self.session = session
         self.poll = poll
         self.confusion_pipeline: str | None = None
+        self._picked_by_user = False
         self.last_snapshot: dict[str, Any] = {}
         self._events_seen = 0
         self._last_chart = 0.0
@@ -91,13 +92,17 @@ class SessionMonitor(Vertical):
             return
         current = names.index(self.confusion_pipeline) if self.confusion_pipeline in names else -1
         self.confusion_pipeline = names[(current + 1) % len(names)]
+        self._picked_by_user = True
         self._show_confusion(self.last_snapshot)
 
     def refresh_snapshot(self) -> None:
         snap = self.session.state.snapshot()
         self.last_snapshot = snap
         self._show_title(snap)
-        self.query_one(ProgressTable).update_pipelines(snap.get("pipelines") or {})
+        table = self.query_one(ProgressTable)
+        record = self.session.record
+        table.idle_text = "nothing ran" if record is not None and record.ended and not snap.get("pipelines") else ""
+        table.update_pipelines(snap.get("pipelines") or {})
         self.query_one(RequestStats).update_snapshot(snap)
         self._show_confusion(snap)
         self._show_events(snap)
@@ -115,7 +120,16 @@ class SessionMonitor(Vertical):
         status = record.status if record is not None else ("finished" if snap.get("finished") else "running")
         colour = {"running": "$accent", "finished": "$success", "failed": "$error"}.get(status, "$warning")
         simulated = "  [$warning]SIMULATED[/]" if snap.get("simulated") else ""
-        hint = "  [$text-muted]s: open session[/]" if self.finished else "  [$text-muted]c: cancel[/]"
+        pipelines = (snap.get("pipelines") or {}).values()
+        settled = bool(pipelines) and all(p.get("status") not in ("queued", "running") for p in pipelines)
+        if record is not None and record.status == "failed":
+            hint = "  [$text-muted]fix Setup (1) and launch again[/]"
+        elif self.finished:
+            hint = "  [$text-muted]s: open session[/]"
+        elif settled:
+            hint = "  [$text-muted]writing metrics and tracking…[/]"
+        else:
+            hint = "  [$text-muted]c: cancel[/]"
         self.query_one("#monitor-title", Static).update(
             Content.from_markup(f"[b]{escape(self.session.title)}[/b]  [{colour}]{status}[/]{simulated}{hint}")
         )
@@ -127,9 +141,12 @@ class SessionMonitor(Vertical):
 
     def _show_confusion(self, snap: dict[str, Any]) -> None:
         pipelines = snap.get("pipelines") or {}
-        if self.confusion_pipeline not in pipelines:
-            # The first pipeline that has predictions, so the matrix is not empty for long.
-            with_data = [n for n, p in pipelines.items() if sum(map(sum, p.get("confusion") or [])) > 0]
+        def has_data(name: str | None) -> bool:
+            return name in pipelines and sum(map(sum, pipelines[name].get("confusion") or [])) > 0
+
+        if self.confusion_pipeline not in pipelines or (not self._picked_by_user and not has_data(self.confusion_pipeline)):
+            # Until the user picks one: the first pipeline with predictions, so the matrix fills early.
+            with_data = [n for n in pipelines if has_data(n)]
             self.confusion_pipeline = (with_data or list(pipelines) or [None])[0]
         box = self.query_one("#confusion-box")
         name = self.confusion_pipeline

@@ -219,3 +219,5 @@ def test_server_errors_during_the_run_end_it_cleanly(mode, audit_type, tmp_path,
         assert "could not be obtained" in captured.err
     else:
         assert "not found" in captured.err and "mcq failed" in captured.err
+        [stop] = [e for e in events if e["fallback_type"] == "pipeline_stopped_fatal_error"]
+        assert stop["severity"] == "error" and "not found" in stop["details"]["error"]

@@ -60,6 +60,7 @@ def test_sqlite_default_inside_the_workdir_and_resume_without_duplicates(sim, tm
     assert parent.data.tags["w2c.target_model"] == outcome.plan.target_model
     child = client.get_run(ids["child_run_ids"]["mcq"])
     assert child.data.tags["mlflow.parentRunId"] == ids["parent_run_id"]
+    assert child.info.status == "FINISHED" and parent.info.status == "FINISHED"
     metrics = json.loads(paths.metrics_file("mcq").read_text())
     assert child.data.metrics["accuracy"] == pytest.approx(metrics["accuracy"])
     assert child.data.metrics["per_class.tool_call.f1"] == pytest.approx(metrics["per_class"]["tool_call"]["f1"])

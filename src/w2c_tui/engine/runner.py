@@ -131,6 +131,12 @@ class SessionRunner:
         except FatalPipelineError as exc:
             progress.status = "failed"
             progress.message = str(exc)
+            ctx.audit.emit(
+                "pipeline_stopped_fatal_error",
+                stage="request",
+                severity="error",
+                details={"error": str(exc)[:500], "examples_left": len(self.plan.examples) - progress.done},
+            )
         except asyncio.CancelledError:
             progress.status = "cancelled"
         finally:

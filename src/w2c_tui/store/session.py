@@ -45,7 +45,11 @@ def open_manifest(paths: SessionPaths, config: dict[str, Any], extra: dict[str, 
             "config": config,
         }
     if extra:
+        # Pipelines of earlier launches (e.g. `--only mcq` then the rest) stay listed.
+        earlier = manifest.get("exp_names") or []
         manifest.update(extra)
+        if "exp_names" in extra:
+            manifest["exp_names"] = list(dict.fromkeys([*earlier, *extra["exp_names"]]))
     write_json_atomic(paths.manifest, manifest)
     return manifest
 

@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -145,7 +146,9 @@ class MlflowSink:
                     ids["child_run_ids"][exp_name] = child
                     write_mlflow_ids(paths, ids)
                 flat = flatten_metrics(metrics)
-                entries = [Metric(k, v, 0, 0) for k, v in flat.items()]
+                # A real timestamp: on a resume the newest value is the one MLflow shows.
+                now_ms = int(time.time() * 1000)
+                entries = [Metric(k, v, now_ms, 0) for k, v in flat.items()]
                 for start in range(0, len(entries), 500):
                     self.client.log_batch(child, metrics=entries[start:start + 500])
                 self.client.log_batch(child, tags=[RunTag("complete", str(bool(metrics.get("complete"))))])
@@ -154,6 +157,10 @@ class MlflowSink:
                         self.client.log_artifacts(child, str(folder), artifact_path=dest)
                 ids.setdefault("logged", {})[exp_name] = bool(metrics.get("complete"))
                 write_mlflow_ids(paths, ids)
+                if metrics.get("complete"):
+                    self.client.set_terminated(child, "FINISHED")
+            if ids.get("logged") and all(ids["logged"].values()):
+                self.client.set_terminated(parent, "FINISHED")
         return ids
 
     @staticmethod

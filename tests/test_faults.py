@@ -14,7 +14,7 @@ from conftest import write_config
 RUN = """
 [http]
 max_retries = {retries}
-timeout_seconds = 1.0
+timeout_seconds = 2.5
 base_delay_seconds = 0.01
 max_delay_seconds = 2.0
 retry_sleep_seconds = 0.05
@@ -55,7 +55,7 @@ def predictions(outcome):
 
 def test_twenty_percent_faults_change_nothing_but_the_retry_count(make_sim, tmp_path):
     clean_sim = make_sim("--seed", "11")
-    faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.2", "--slow-ms", "3000")
+    faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.2", "--slow-ms", "6000")
     clean = run(tmp_path / "clean", clean_sim.base_url)
     faulty = run(tmp_path / "faulty", faulty_sim.base_url)
     assert clean.ok and faulty.ok, (clean.statuses, faulty.statuses)

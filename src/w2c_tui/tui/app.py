@@ -63,6 +63,8 @@ class W2cApp(App[int]):
     ) -> None:
         super().__init__()
         self.config_error = ""
+        # Where Save writes when no file was loaded: the file named on the command line, else ./config.toml.
+        self._config_target = Path(config_path) if config_path else None
         if loaded is None:
             try:
                 loaded = load_config(config_path)
@@ -87,8 +89,8 @@ class W2cApp(App[int]):
         self.switch_mode(self.start_mode)
         # Fill the command palette's "Open session …" entries without waiting for the Sessions tab.
         self.run_worker(self.scan_sessions, thread=True, group="scan", exit_on_error=False)
-        # The embedded-mode notice lives on the Setup screen itself, not in a toast.
-        if self.config_error:
+        # The embedded-mode notice and a configuration error are shown on the Setup screen itself.
+        if self.config_error and self.start_mode != "setup":
             self.notify(self.config_error, title="config.toml not loaded", severity="error", timeout=12)
 
     def _update_badge(self) -> None:
@@ -106,7 +108,7 @@ class W2cApp(App[int]):
         self._update_badge()
 
     def save_path(self) -> Path:
-        return self.loaded.path or (self.loaded.base_dir / "config.toml")
+        return self.loaded.path or self._config_target or (self.loaded.base_dir / "config.toml")
 
     def known_models(self) -> list[str]:
         """Model names worth suggesting: [available_models], the form's, the simulator's."""

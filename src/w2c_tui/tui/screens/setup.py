@@ -77,7 +77,12 @@ class SetupScreen(Screen):
         values = values_from_settings(settings)
         self.suggester.add(self.app.known_models())
         yield NavBar("setup")
-        why = "no config.toml here" if self.app.loaded.path is None else "config.toml names no provider"
+        if self.app.config_error:
+            why = "the configuration could not be loaded (see below)"
+        elif self.app.loaded.path is None:
+            why = "no config.toml here"
+        else:
+            why = "config.toml names no provider"
         notice = Static(Content.from_markup(EMBEDDED_NOTICE.format(why=why)), id="setup-notice")
         notice.display = self.app.loaded.embedded
         yield notice

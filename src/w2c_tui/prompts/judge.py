@@ -55,10 +55,14 @@ def build_judge_messages(example: Example, response_text: str) -> list[dict[str,
 
 
 def build_judge_repair_messages(example: Example, response_text: str, bad_output: str) -> list[dict[str, str]]:
-    """The one retry: the first exchange, the judge's unreadable reply, and a request for JSON only."""
+    """The one retry: the first exchange, the judge's unreadable reply, and a request for JSON only.
+
+    The request restates the task, so that it stands on its own for servers (and judges)
+    that weigh the last message most.
+    """
     repair = _REPAIR.format(marker=JUDGE_MARKER, labels=", ".join(JUDGE_LABELS))
     return [
         *build_judge_messages(example, response_text),
         {"role": "assistant", "content": bad_output},
-        {"role": "user", "content": repair},
+        {"role": "user", "content": f"{repair}\n\n{judge_prompt(example, response_text)}"},
     ]

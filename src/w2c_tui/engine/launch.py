@@ -182,12 +182,14 @@ class Launch:
         client = ApiClient(providers, policy, http.timeout_seconds, observer=observer, secrets=self.loaded.secrets)
         runner = SessionRunner(self.loaded, plan, client, state, self.redactor, workers=target_provider.max_concurrency)
         self._runners.append(runner)
+        state.phase = "evaluating"
         try:
             statuses = await runner.run()
         finally:
             await client.aclose()
             observer.close()
         if settings.mlflow.enabled:
+            state.phase = "tracking"
             state.mlflow_ids = await asyncio.to_thread(
                 track_session,
                 settings.mlflow,
@@ -198,6 +200,7 @@ class Launch:
                 self.redactor.text,
             )
         state.finished = time.monotonic()
+        state.phase = "finished"
         return SessionOutcome(plan, state, statuses)
 
     def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:

@@ -94,6 +94,8 @@ class RunState:
         self.compat: list[str] = []
         self.mlflow_ids: dict[str, Any] | None = None
         self.first_request_at: float | None = None
+        # queued -> evaluating -> tracking (MLflow) -> finished
+        self.phase = "queued"
         self.last_request_at: float | None = None
 
     # -- pipelines ---------------------------------------------------------------
@@ -176,6 +178,7 @@ class RunState:
                 "simulated": self.simulated,
                 "elapsed": (self.finished or now) - self.started,
                 "finished": self.finished is not None,
+                "phase": self.phase,
                 "in_flight": self.in_flight,
                 "max_concurrency": self.max_concurrency,
                 "requests": self.requests,

@@ -120,14 +120,12 @@ class SessionMonitor(Vertical):
         status = record.status if record is not None else ("finished" if snap.get("finished") else "running")
         colour = {"running": "$accent", "finished": "$success", "failed": "$error"}.get(status, "$warning")
         simulated = "  [$warning]SIMULATED[/]" if snap.get("simulated") else ""
-        pipelines = (snap.get("pipelines") or {}).values()
-        settled = bool(pipelines) and all(p.get("status") not in ("queued", "running") for p in pipelines)
         if record is not None and record.status == "failed":
             hint = "  [$text-muted]fix Setup (1) and launch again[/]"
         elif self.finished:
             hint = "  [$text-muted]s: open session[/]"
-        elif settled:
-            hint = "  [$text-muted]writing metrics and tracking…[/]"
+        elif snap.get("phase") == "tracking":
+            hint = "  [$text-muted]logging to MLflow…[/]"
         else:
             hint = "  [$text-muted]c: cancel[/]"
         self.query_one("#monitor-title", Static).update(

@@ -92,6 +92,16 @@ async def test_launch_monitor_browse_trace_compare(workspace):
         assert "done" in visible_text(panel.query_one(ProgressTable))
         assert app.running_launches == 0
 
+        # Leaving the Monitor and coming back keeps the session on show (a regression: the
+        # picker was once handed the panel's id instead of the session key, and crashed).
+        shown = app.screen.current_panel().session.key
+        await pilot.press("3")
+        await wait_for(pilot, lambda: not isinstance(app.screen, MonitorScreen))
+        await pilot.press("2")
+        await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
+        await pilot.pause(0.3)
+        assert app.screen.current_panel().session.key == shown
+
         # -- s opens the finished session ------------------------------------------------
         await pilot.press("s")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionViewScreen) and app.screen.data is not None)

@@ -70,7 +70,8 @@ class MonitorScreen(Screen):
                 switcher.mount(SessionMonitor(session, poll=self.app.poll_monitor))
         select = self.query_one("#monitor-select", Select)
         options = [(s.title, s.key) for s in sessions]
-        current = focus or switcher.current or (options[-1][1] if options else None)
+        shown = switcher.current.removeprefix("monitor-") if switcher.current else None  # panel id -> session key
+        current = focus or shown or (options[-1][1] if options else None)
         with self.prevent(Select.Changed):
             select.set_options(options)
             if current:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from w2c_tui.redaction import redact, redact_text
+from w2c_tui.store.audit import utc_now
 
 __all__ = ["CallContext", "RECORD_KEYS", "build_record", "redact", "redact_text"]
 
@@ -71,7 +71,7 @@ def build_record(
         response = response if len(response) <= RESPONSE_TEXT_LIMIT else response[:RESPONSE_TEXT_LIMIT] + "…"
     usage = response.get("usage") if isinstance(response, dict) else None
     record = {
-        "ts_utc": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "ts_utc": utc_now(),
         "provider": provider,
         "base_url": base_url,
         "model": model,

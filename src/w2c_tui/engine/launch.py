@@ -64,10 +64,8 @@ def api_providers(loaded: LoadedConfig, sim_url: str | None = None) -> list[Prov
 
 
 def redacted_config(loaded: LoadedConfig) -> dict[str, Any]:
-    data = loaded.settings.model_dump(mode="json")
-    for provider in data.get("providers", {}).values():
-        provider["token"] = "***" if provider.get("token") else ""
-    return Redactor(loaded.secrets).data(data)
+    """The settings for the manifest: `token` keys masked, secret values scrubbed."""
+    return Redactor(loaded.secrets).data(loaded.settings.model_dump(mode="json"))
 
 
 class Launch:

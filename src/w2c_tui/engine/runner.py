@@ -55,7 +55,6 @@ class SessionRunner:
         self.workers = max(1, workers)
         self.capabilities: dict[str, Any] = {}
         self._tasks: list[asyncio.Task] = []
-        self._cancelled = False
 
     def _context(self, exp_name: str) -> PipelineContext:
         settings = self.loaded.settings
@@ -105,7 +104,6 @@ class SessionRunner:
 
     def cancel(self) -> None:
         """Stop sending; rows already written stay, and a resume continues from them."""
-        self._cancelled = True
         for task in self._tasks:
             task.cancel()
 
@@ -144,8 +142,6 @@ class SessionRunner:
             progress.finished_at = time.monotonic()
         await asyncio.to_thread(self._finalize, pipeline, progress)
         ctx.audit.close()
-        if self._cancelled and progress.status == "running":
-            progress.status = "cancelled"
 
     async def _work(self, pipeline: Pipeline, pending: list[Example], progress: PipelineProgress) -> None:
         queue: asyncio.Queue[Example] = asyncio.Queue()
@@ -160,7 +156,7 @@ class SessionRunner:
                     return
                 await self._evaluate(pipeline, example, progress)
 
-        tasks = [asyncio.create_task(worker()) for _ in range(min(self.workers, len(pending)) or 0)]
+        tasks = [asyncio.create_task(worker()) for _ in range(min(self.workers, len(pending)))]
         try:
             await asyncio.gather(*tasks)
         finally:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from pathlib import Path
 from w2c_tui.config import load_config
 from w2c_tui.data import BUNDLED_PATH
 from w2c_tui.engine.launch import Launch
+from w2c_tui.runtime import tune_gc
 
 CONFIG = """
 [run]
@@ -54,6 +56,15 @@ def start_sim(latency_ms: float) -> tuple[subprocess.Popen, str]:
     return process, match.group(1)
 
 
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of another process (Linux /proc; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def dataset(folder: Path, n: int) -> Path:
     """n examples: the bundled ones repeated under fresh UUIDs."""
     source = [json.loads(line) for line in BUNDLED_PATH.read_text().splitlines()]
@@ -66,16 +77,18 @@ def dataset(folder: Path, n: int) -> Path:
     return path
 
 
-def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: Path) -> dict:
+def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: Path, sim_pid: int) -> dict:
     data = dataset(folder, n_examples)
     workdir = folder / f"w_{pipeline}_{concurrency}"
     config = folder / f"c_{pipeline}_{concurrency}.toml"
     config.write_text(CONFIG.format(workdir=workdir, url=url, concurrency=concurrency, data=data))
     launch = Launch(load_config(config, environ={}), run_key="bench", only=[pipeline])
+    sim_cpu = process_cpu_seconds(sim_pid)
     cpu, wall = time.process_time(), time.perf_counter()
     [outcome] = asyncio.run(launch.run())
     wall = time.perf_counter() - wall
     cpu = time.process_time() - cpu
+    sim_after = process_cpu_seconds(sim_pid)
     snap = outcome.state.snapshot()
     assert outcome.ok, outcome.statuses
     requests = snap["requests"]
@@ -91,6 +104,7 @@ def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: 
         "ex_per_s": n_examples / window,
         "req_per_example": requests / n_examples,
         "cpu_ms_per_request": 1000 * cpu / requests,
+        "sim_cpu_ms_per_request": None if sim_cpu is None or sim_after is None else 1000 * (sim_after - sim_cpu) / requests,
     }
 
 
@@ -101,6 +115,7 @@ def main() -> None:
     parser.add_argument("--pipelines", nargs="+", default=["mcq", "mcq_logprob", "llm_judge"])
     parser.add_argument("--waves", type=int, default=16, help="examples per concurrency slot (at least 20 examples)")
     args = parser.parse_args()
+    tune_gc()  # as `w2c-tui run` does
 
     process, url = start_sim(args.latency_ms)
     latency = args.latency_ms / 1000.0
@@ -110,7 +125,7 @@ def main() -> None:
             for pipeline in args.pipelines:
                 for concurrency in args.concurrency:
                     n = max(20, concurrency * args.waves)
-                    row = measure(url, pipeline, concurrency, n, Path(tmp))
+                    row = measure(url, pipeline, concurrency, n, Path(tmp), process.pid)
                     # llm_judge makes two dependent requests per example: same bound on requests.
                     row["efficiency"] = row["req_per_s"] / (concurrency / latency)
                     rows.append(row)
@@ -119,12 +134,13 @@ def main() -> None:
         process.terminate()
 
     print(f"\nsim latency {args.latency_ms:.0f} ms, no jitter, no faults; python {sys.version.split()[0]}\n")
-    print("| pipeline | concurrency | examples | req/s | ex/s | efficiency | req/example | client CPU ms/req |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| pipeline | concurrency | examples | req/s | ex/s | efficiency | req/example | client CPU ms/req | sim CPU ms/req |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['pipeline']} | {r['concurrency']} | {r['examples']} | {r['req_per_s']:.1f} | {r['ex_per_s']:.1f} | "
-            f"{r['efficiency']:.2f} | {r['req_per_example']:.2f} | {r['cpu_ms_per_request']:.2f} |"
+            f"{r['efficiency']:.2f} | {r['req_per_example']:.2f} | {r['cpu_ms_per_request']:.2f} | "
+            f"{'-' if r['sim_cpu_ms_per_request'] is None else format(r['sim_cpu_ms_per_request'], '.2f')} |"
         )
 
 

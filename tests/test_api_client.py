@@ -52,7 +52,7 @@ class Recorder(CallObserver):
     def on_request_end(self, provider, latency_ms, ok):
         self.ends.append(ok)
 
-    def on_compat(self, provider, kind, details):
+    def on_compat(self, provider, kind, details, ctx):
         self.compat.append((provider, kind))
 
 

@@ -56,7 +56,7 @@ def comparable(rows: dict) -> dict:
 
 
 def test_killed_and_resumed_run_equals_an_uninterrupted_one(make_sim, tmp_path):
-    sim = make_sim("--seed", "3", "--latency-ms", "50")
+    sim = make_sim("--seed", "3", "--latency-ms", "100")
     reference_dir, crashed_dir = tmp_path / "reference", tmp_path / "crashed"
     for folder in (reference_dir, crashed_dir):
         folder.mkdir()

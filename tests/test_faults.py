@@ -105,3 +105,28 @@ def test_faults_beyond_max_retries_are_recorded_then_resume_completes(make_sim, 
     for exp, (name, _) in FILES.items():
         assert len(read_keyed(paths.checkpoint_file(exp, name))) == 24
         assert paths.done_file(exp).is_file()
+
+
+def test_a_provider_refusing_seed_is_worked_around_once_and_audited(make_sim, tmp_path):
+    strict = make_sim("--seed", "11", "--reject-param", "seed")
+    outcome = run(tmp_path / "strict", strict.base_url)
+    assert outcome.ok, outcome.statuses
+    paths = outcome.plan.paths
+    events = [
+        e
+        for exp in FILES
+        for e in iter_rows(paths.audit_file(exp))
+        if e["fallback_type"] == "provider_parameter_workaround"
+    ]
+    # Learned on the first refusal, reported once, in the pipeline whose call hit it.
+    assert len(events) == 1, events
+    [event] = events
+    assert event["details"]["workaround"] == "seed_dropped" and event["uuid"]
+    assert "seed" in event["details"]["reason"]
+    calls = [r for exp in FILES for r in iter_rows(paths.calls_file(exp))]
+    refused = [r for r in calls if r["status"] == 400]
+    # Requests already in flight when the first refusal came back are refused too, then resent.
+    assert refused and [r for r in refused if "seed" not in r["request"]] == []
+    assert [r for r in calls if r["status"] == 200 and "seed" in r["request"]] == []
+    assert {exp: len(read_keyed(paths.checkpoint_file(exp, name))) for exp, (name, _) in FILES.items()} == dict.fromkeys(FILES, len(outcome.plan.examples))
+    assert outcome.state.snapshot()["retries_total"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 import re
 from collections import Counter
 
@@ -19,7 +20,7 @@ from w2c_tui.sim.behaviour import intended_label, skill
 from w2c_tui.sim.judge import classify, extract_response
 from w2c_tui.sim.knowledge import find_example
 from w2c_tui.sim.logprobs import preferred_label, score_pieces
-from w2c_tui.sim.tokenizer import count_tokens, decode, encode, tokenize
+from w2c_tui.sim.tokenizer import count_tokens, decode, encode, tokenize, tokenize_many
 
 SEED = 11
 EXAMPLES = load_examples()
@@ -85,6 +86,18 @@ def test_tokenizer_pieces_follow_the_documented_rules():
     assert tokenize("internationalization") == ["internat", "ionaliza", "tion"]
     assert tokenize("1234567890 x") == ["12345678", "90", " x"]
     assert encode("same words") == encode("same words")
+
+
+def test_tokenize_many_reuses_shared_heads_without_changing_pieces():
+    rng = random.Random(3)
+    alphabet = ["a", "b", "Z", " ", "1", "9", ",", "\n", "é", "東"]
+    for _ in range(300):
+        head = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        texts = [head + "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12))) for _ in range(5)]
+        assert tokenize_many(texts) == [tokenize(t) for t in texts]
+    # Boundaries where a shared head's last word merges with what follows.
+    texts = ["Answer: yes", "Answer: yesterday was", "Answer: yes", "Answer 12345678", "Answer 123456789"]
+    assert tokenize_many(texts) == [tokenize(t) for t in texts]
 
 
 def test_tokenize_and_detokenize_endpoints(sim):
@@ -391,11 +404,12 @@ def test_completions_echo_string_prompt(client):
 
 
 def test_completions_echo_list_prompts_and_zero_max_tokens(client):
-    prompts = ["Answer: yes", "Answer: no, because", "x"]
+    # Shared heads (scored once by the sim) that split differently where the prompts part.
+    prompts = ["Answer: yes", "Answer: no, because", "x", "Answer: yesterday", "Answer: yes"]
     body = client.post(
         "/completions", json={"model": "m", "prompt": prompts, "echo": True, "logprobs": 1, "max_tokens": 0}
     ).json()
-    assert [c["index"] for c in body["choices"]] == [0, 1, 2]
+    assert [c["index"] for c in body["choices"]] == [0, 1, 2, 3, 4]
     for prompt, choice in zip(prompts, body["choices"]):
         assert choice["text"] == prompt and choice["logprobs"]["tokens"] == tokenize(prompt)
         check_logprobs(choice, prompt, echoed=True)

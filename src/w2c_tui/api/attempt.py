@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.retry import cause_for_exception, cause_for_status, server_error_message, truncate
+from w2c_tui.jsoncodec import loads, loads_strict
 
 
 @dataclass(slots=True)
@@ -22,6 +22,7 @@ class Outcome:
     error: str | None = None
     retry_cause: str | None = None  # set when another attempt may succeed
     content: bytes | None = None  # the raw body as received, for a quick look for secrets
+    strict_json: bool = False  # `content` is strict JSON, so the trace can hold it verbatim
 
     @property
     def ok(self) -> bool:
@@ -44,10 +45,15 @@ async def exchange(
         outcome.retry_cause = cause_for_exception(exc)
         return outcome
     outcome = Outcome(response.status_code, None, None, response.headers, _elapsed_ms(started), content=response.content)
-    try:
-        outcome.data = json.loads(response.content) if response.content else None
-    except ValueError:
-        outcome.text = response.text
+    if response.content:
+        try:
+            outcome.data = loads_strict(response.content)
+            outcome.strict_json = True
+        except ValueError:
+            try:
+                outcome.data = loads(response.content)
+            except ValueError:
+                outcome.text = response.text
     _judge(outcome, expect_choices)
     return outcome
 

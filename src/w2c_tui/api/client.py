@@ -306,7 +306,7 @@ class ApiClient:
                     self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
                     for workaround in workarounds:
                         if workaround.newly_learned:
-                            observer.on_compat(name, workaround.kind, workaround.details)
+                            observer.on_compat(name, workaround.kind, workaround.details, ctx)
                     continue
 
             cause = outcome.retry_cause
@@ -349,6 +349,7 @@ class ApiClient:
             retry_cause=retry_cause,
             secrets=self._secrets,
             raw=outcome.content,
+            raw_is_json=outcome.strict_json,
         )
         self.observer.on_attempt(record)
 

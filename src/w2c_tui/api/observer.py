@@ -25,5 +25,6 @@ class CallObserver:
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
         """The request finished (ok = a usable 2xx answer)."""
 
-    def on_compat(self, provider: str, kind: str, details: str) -> None:
-        """The client learned a parameter workaround for this provider (reported once per kind)."""
+    def on_compat(self, provider: str, kind: str, details: str, ctx: CallContext | None) -> None:
+        """The client learned a parameter workaround for this provider (reported once per kind),
+        from the call `ctx` made."""

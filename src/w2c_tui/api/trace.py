@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from w2c_tui.jsoncodec import raw_fragment
 from w2c_tui.redaction import redact, redact_text
 from w2c_tui.store.audit import utc_now
 
@@ -60,12 +61,14 @@ def build_record(
     retry_cause: str | None,
     secrets: tuple[str, ...],
     raw: bytes | None = None,
+    raw_is_json: bool = False,
 ) -> dict[str, Any]:
     """A redacted record; `request` and `response` are referenced, not copied, when clean.
 
     Headers are never passed in, so the Authorization header cannot reach the record. A
-    response can be 100 KB of echoed tokens: it is walked only when a secret occurs in its
-    raw bytes (`raw`), which a substring search tells in microseconds.
+    response can be 500 KB of echoed tokens: it is walked only when a secret occurs in its
+    raw bytes (`raw`), which a substring search tells in microseconds, and a clean body
+    that is strict JSON (`raw_is_json`) goes into the trace verbatim, not encoded again.
     """
     if isinstance(response, str):
         response = response if len(response) <= RESPONSE_TEXT_LIMIT else response[:RESPONSE_TEXT_LIMIT] + "…"
@@ -82,7 +85,7 @@ def build_record(
         "uuid": ctx.uuid if ctx else None,
         "attempt": attempt,
         "request": redact(request, secrets),
-        "response": redact(response, secrets) if raw is None or mentions_secret(raw, secrets) else response,
+        "response": _clean_response(response, raw, raw_is_json, secrets),
         "error": redact_text(error, secrets) if error else error,
         "status": status,
         "latency_ms": round(latency_ms, 1),
@@ -90,6 +93,12 @@ def build_record(
         "usage": usage if isinstance(usage, dict) else None,
     }
     return record
+
+
+def _clean_response(response: Any, raw: bytes | None, raw_is_json: bool, secrets: tuple[str, ...]) -> Any:
+    if raw is None or mentions_secret(raw, secrets):
+        return redact(response, secrets)
+    return raw_fragment(raw) if raw_is_json else response
 
 
 def mentions_secret(raw: bytes, secrets: tuple[str, ...]) -> bool:

@@ -69,5 +69,8 @@ def _open_app(args: argparse.Namespace) -> int:
 
 
 def entry() -> None:
+    from w2c_tui.runtime import tune_gc
+
+    tune_gc()
     sys.exit(main())
 

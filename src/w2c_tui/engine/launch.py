@@ -178,7 +178,10 @@ class Launch:
         target_provider = route(plan.target_model, providers)
         state.max_concurrency = target_provider.max_concurrency
         client = ApiClient(providers, policy, http.timeout_seconds, observer=observer, secrets=self.loaded.secrets)
-        runner = SessionRunner(self.loaded, plan, client, state, self.redactor, workers=target_provider.max_concurrency)
+        runner = SessionRunner(
+            self.loaded, plan, client, state, self.redactor,
+            workers=target_provider.max_concurrency, audit_logs=observer.audit_logs,
+        )
         self._runners.append(runner)
         state.phase = "evaluating"
         try:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from w2c_tui.api.trace import CallContext
 from w2c_tui.engine.state import RunState
+from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.jsonl import JsonlAppender
 from w2c_tui.store.layout import SessionPaths
 
@@ -16,6 +18,7 @@ class SessionObserver:
         self.paths = paths
         self.state = state
         self._traces: dict[str, JsonlAppender] = {}
+        self.audit_logs: dict[str, AuditLog] = {}  # exp_name -> its audit log, filled by the runner
 
     def on_attempt(self, record: dict[str, Any]) -> None:
         exp_name = record.get("exp_name") or "_unattributed"
@@ -36,8 +39,17 @@ class SessionObserver:
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
         self.state.on_request_end(provider, latency_ms, ok)
 
-    def on_compat(self, provider: str, kind: str, details: dict[str, Any]) -> None:
+    def on_compat(self, provider: str, kind: str, details: str, ctx: CallContext | None) -> None:
         self.state.on_compat(provider, kind, details)
+        # Every later request to this provider is changed too, so the audit says when and why.
+        audit = self.audit_logs.get(ctx.exp_name) if ctx and ctx.exp_name else None
+        if audit is not None:
+            audit.emit(
+                "provider_parameter_workaround",
+                uuid=ctx.uuid,
+                stage="request",
+                details={"provider": provider, "workaround": kind, "reason": details},
+            )
 
     def close(self) -> None:
         for writer in self._traces.values():

@@ -46,6 +46,7 @@ class SessionRunner:
         redactor: Redactor,
         *,
         workers: int = 16,
+        audit_logs: dict[str, AuditLog] | None = None,
     ) -> None:
         self.loaded = loaded
         self.plan = plan
@@ -54,6 +55,7 @@ class SessionRunner:
         self.redactor = redactor
         self.workers = max(1, workers)
         self.capabilities: dict[str, Any] = {}
+        self.audit_logs = {} if audit_logs is None else audit_logs  # shared with whoever reports per exp_name
         self._tasks: list[asyncio.Task] = []
 
     def _context(self, exp_name: str) -> PipelineContext:
@@ -68,6 +70,7 @@ class SessionRunner:
             ),
         )
         audit.listeners.append(self.state.add_event)
+        self.audit_logs[exp_name] = audit
         return PipelineContext(
             exp_name=exp_name,
             paths=self.plan.paths,

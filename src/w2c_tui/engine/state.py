@@ -138,7 +138,7 @@ class RunState:
             self.tokens_in += prompt_tokens
             self.tokens_out += completion_tokens
 
-    def on_compat(self, provider: str, kind: str, details: dict[str, Any]) -> None:
+    def on_compat(self, provider: str, kind: str, details: str) -> None:
         with self._lock:
             self.compat.append(f"{provider}: {kind}")
 

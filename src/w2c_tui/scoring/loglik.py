@@ -35,6 +35,9 @@ def split_by_token_count(context_ids: Sequence[Hashable], full_ids: Sequence[Has
     start of the continuation, so we cut at the longest common prefix instead: the merged
     token then counts towards the continuation (used_lcp=True says so, for the audit).
     """
+    n = len(context_ids)
+    if list(full_ids[:n]) == list(context_ids):  # the usual case, compared at C speed
+        return n, False, n
     lcp = 0
     for a, b in zip(context_ids, full_ids):
         if a != b:

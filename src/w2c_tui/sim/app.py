@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import random
+import time
 from typing import Any
 
 from starlette.applications import Starlette
@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from w2c_tui.jsoncodec import dumps_bytes, loads
 from w2c_tui.sim import faults, protocol
 from w2c_tui.sim.chat import chat_completion
 from w2c_tui.sim.completions import completion
@@ -25,8 +26,7 @@ SIM_HEADER = (b"x-w2c-sim", b"simulated")
 
 
 def _json(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    return Response(body, status_code=status, headers=headers, media_type="application/json")
+    return Response(dumps_bytes(payload), status_code=status, headers=headers, media_type="application/json")
 
 
 def _bad(message: str) -> Response:
@@ -51,11 +51,18 @@ class SimState:
         self.stats.reset()
         self.faults.reset()
 
-    async def wait_latency(self) -> None:
+    async def wait_latency(self, started: float) -> None:
+        """Sleep until the request has taken its latency since `started`, the sim's own work included.
+
+        A real server's response time contains its compute; counting ours the same way
+        keeps the sim's CPU (which shares the machine with the client) out of the latency
+        a benchmark sees, as long as the sim keeps up.
+        """
         s = self.settings
         delay = s.latency_ms + (self._random.uniform(-s.jitter_ms, s.jitter_ms) if s.jitter_ms else 0.0)
-        if delay > 0:
-            await asyncio.sleep(delay / 1000)
+        remaining = delay / 1000 - (time.monotonic() - started)
+        if remaining > 0:
+            await asyncio.sleep(remaining)
 
     async def wait_slow(self) -> None:
         try:
@@ -66,7 +73,7 @@ class SimState:
 
 async def _read_json(request: Request) -> dict[str, Any]:
     try:
-        body = json.loads(await request.body())
+        body = loads(await request.body())
     except ValueError:
         raise protocol.BadRequest("the request body is not valid JSON") from None
     if not isinstance(body, dict):
@@ -102,22 +109,30 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
     default_model = s.models[0] if s.models else "sim-small"
 
     async def model_endpoint(request: Request, build) -> Response:
+        started = time.monotonic()
         try:
             body = await _read_json(request)
         except protocol.BadRequest as exc:
             return _bad(str(exc))
+        rejected = next((name for name in s.rejected_params if name in body), None)
+        if rejected is not None:
+            return _bad(f"Unrecognized request argument supplied: {rejected}")
         path = request.url.path
         kind = state.faults.decide(faults.request_key(path, body)) if path in s.fault_paths else None
         if kind is not None:
             state.stats.count_fault(kind)
-        await state.wait_latency()
+        response = _answer(body, kind, build)
+        await state.wait_latency(started)
+        if kind == "slow":
+            await state.wait_slow()
+        return response
+
+    def _answer(body: dict[str, Any], kind: str | None, build) -> Response:
         model = body.get("model") if isinstance(body.get("model"), str) else default_model
         if kind in faults.ERROR_STATUS:
             return faults.error_response(kind, model)
         if kind == "drop":
             return faults.DroppedResponse()
-        if kind == "slow":
-            await state.wait_slow()
         try:
             payload = build(body)
         except protocol.BadRequest as exc:

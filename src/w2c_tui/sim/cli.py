@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = SimSettings()
     parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default %(default)s)")
-    parser.add_argument("--latency-ms", type=float, default=0.0, help="added delay per model request")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="response time of a model request, the sim's own work included")
     parser.add_argument("--jitter-ms", type=float, default=0.0, help="latency varies by up to +- this much")
     parser.add_argument("--fault-rate", type=float, default=0.0, help="share of model requests that fail, 0..1")
     parser.add_argument(
@@ -32,6 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="share of unparsable judge replies",
     )
     parser.add_argument("--slow-ms", type=float, default=defaults.slow_ms, help="how long a 'slow' fault waits")
+    parser.add_argument(
+        "--reject-param",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="answer model requests carrying this field with a 400, as some providers do (repeatable)",
+    )
     parser.add_argument("--allow-remote", action="store_true", help="allow listening on a non-loopback address")
 
 
@@ -46,6 +53,7 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
         seed=args.seed,
         judge_malformed_rate=args.judge_malformed_rate,
         slow_ms=args.slow_ms,
+        rejected_params=tuple(args.reject_param),
     )
 
 

@@ -13,6 +13,8 @@ generated ones; every other entry is ``token_logprob(seed, text_before, token)``
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from w2c_tui.sim import protocol
@@ -20,7 +22,7 @@ from w2c_tui.sim.behaviour import intended_label
 from w2c_tui.sim.knowledge import find_example, tool_names_in_text
 from w2c_tui.sim.logprobs import score_pieces
 from w2c_tui.sim.replies import target_reply
-from w2c_tui.sim.tokenizer import UnknownTokenId, pieces_of, tokenize
+from w2c_tui.sim.tokenizer import UnknownTokenId, pieces_of, tokenize, tokenize_many
 
 DEFAULT_MAX_TOKENS = 16
 
@@ -36,7 +38,7 @@ def prompt_pieces(prompt: Any) -> list[list[str]]:
     if isinstance(prompt, list) and prompt:
         try:
             if all(isinstance(p, str) for p in prompt):
-                return [tokenize(p) for p in prompt]
+                return tokenize_many(prompt)
             if _is_ids(prompt):
                 return [pieces_of(prompt)]
             if all(_is_ids(p) for p in prompt):
@@ -64,26 +66,57 @@ def _continuation(prompt: str, *, seed: int, model: str, temperature: float, req
     return tokenize(text if not prompt or prompt[-1].isspace() else " " + text)
 
 
-def _logprobs(seed: int, prompt_pieces_: list[str], echoed: bool, generated: list[str]) -> dict[str, Any]:
-    prompt = "".join(prompt_pieces_)
-    tokens: list[str] = []
-    values: list[float | None] = []
-    if echoed and prompt_pieces_:
-        tokens += prompt_pieces_
-        # Nothing precedes the first token, so it has no log-probability (as in vLLM).
-        values += [None, *score_pieces(seed, prompt_pieces_[1:], start=prompt_pieces_[0])]
-    tokens += generated
-    values += score_pieces(seed, generated, start=prompt)
-    offsets, at = [], 0
-    for token in tokens:
-        offsets.append(at)
-        at += len(token)
+def _top(token: str, value: float | None) -> dict[str, float] | None:
+    return None if value is None else {token: value}
+
+
+def _logprobs(seed: int, pieces: list[str], generated: list[str], echoed: "_EchoScores | None") -> dict[str, Any]:
+    values = score_pieces(seed, generated, start="".join(pieces))
+    tokens = (pieces if echoed else []) + generated
     return {
         "tokens": tokens,
-        "token_logprobs": values,
-        "top_logprobs": [None if v is None else {t: v} for t, v in zip(tokens, values)],
-        "text_offset": offsets,
+        "token_logprobs": (echoed.values if echoed else []) + values,
+        "top_logprobs": (echoed.tops if echoed else []) + [_top(t, v) for t, v in zip(generated, values)],
+        "text_offset": list(accumulate(map(len, tokens[:-1]), initial=0)) if tokens else [],
     }
+
+
+@dataclass
+class _EchoScores:
+    values: list[float | None]
+    tops: list[dict[str, float] | None]
+
+
+class _PromptScorer:
+    """Echoed prompt log-probabilities, reusing the previous prompt's shared head.
+
+    The prompts of a log-probability request are one context with different endings, so
+    only the tokens after the common head need scoring (and their top_logprobs building).
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.pieces: list[str] = []
+        self.scores = _EchoScores([], [])
+
+    def __call__(self, pieces: list[str]) -> _EchoScores:
+        shared = 0
+        for mine, theirs in zip(pieces, self.pieces):
+            if mine != theirs:
+                break
+            shared += 1
+        if shared == 0 and pieces:
+            # Nothing precedes the first token, so it has no log-probability (as in vLLM).
+            head, new = [None], pieces[1:]
+            values = head + score_pieces(self.seed, new, start=pieces[0])
+            tops = [None] + [_top(t, v) for t, v in zip(new, values[1:])]
+        else:
+            new = pieces[shared:]
+            fresh = score_pieces(self.seed, new, start="".join(pieces[:shared]))
+            values = self.scores.values[:shared] + fresh
+            tops = self.scores.tops[:shared] + [_top(t, v) for t, v in zip(new, fresh)]
+        self.pieces, self.scores = pieces, _EchoScores(values, tops)
+        return self.scores
 
 
 def completion(
@@ -107,6 +140,7 @@ def completion(
         request_seed = f"n{next_sample()}"
 
     choices, prompt_tokens, completion_tokens = [], 0, 0
+    score_prompt = _PromptScorer(seed)
     for index, pieces in enumerate(prompts):
         prompt = "".join(pieces)
         generated: list[str] = []
@@ -121,7 +155,9 @@ def completion(
             {
                 "index": index,
                 "text": (prompt if echo else "") + "".join(generated),
-                "logprobs": None if want_logprobs is None else _logprobs(seed, pieces, echo, generated),
+                "logprobs": None
+                if want_logprobs is None
+                else _logprobs(seed, pieces, generated, score_prompt(pieces) if echo else None),
                 "finish_reason": finish,
             }
         )

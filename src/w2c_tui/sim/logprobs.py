@@ -68,7 +68,14 @@ def favoured(seed: int, prefix: str, token: str) -> bool:
 
 def token_logprob(seed: int, prefix: str, token: str) -> float:
     """Log-probability of `token` after the text `prefix` (see the module docstring)."""
-    u = unit(seed, prefix[-PREFIX_CHARS:], token)
+    return _token_logprob(seed, prefix[-PREFIX_CHARS:], token)
+
+
+# The five prompts of a log-probability request share their context, and requests share
+# tool descriptions: most (prefix, token) pairs were scored a moment ago.
+@lru_cache(maxsize=1 << 17)
+def _token_logprob(seed: int, prefix: str, token: str) -> float:
+    u = unit(seed, prefix, token)
     span = FAVOURED_SPAN if favoured(seed, prefix, token) else NOISE_SPAN
     return HIGHEST - span * u
 
@@ -78,7 +85,7 @@ def score_pieces(seed: int, pieces: list[str], start: str = "") -> list[float]:
     out: list[float] = []
     text = start[-PREFIX_CHARS:]
     for piece in pieces:
-        out.append(token_logprob(seed, text, piece))
+        out.append(_token_logprob(seed, text, piece))
         # Only the last PREFIX_CHARS characters matter, so long prompts stay linear.
         text = (text + piece)[-PREFIX_CHARS:]
     return out

@@ -29,7 +29,7 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 class SimSettings:
     host: str = "127.0.0.1"
     port: int = 0  # 0: any free port
-    latency_ms: float = 0.0  # added to every model-endpoint request
+    latency_ms: float = 0.0  # least response time of a model-endpoint request (the sim's own work included)
     jitter_ms: float = 0.0  # latency varies uniformly by +- this much
     fault_rate: float = 0.0  # share of model-endpoint requests that fail (0..1)
     fault_kinds: tuple[str, ...] = FAULT_KINDS
@@ -38,12 +38,14 @@ class SimSettings:
     slow_ms: float = 120_000.0
     models: tuple[str, ...] = field(default=DEFAULT_MODELS)
     fault_paths: tuple[str, ...] = DEFAULT_FAULT_PATHS
+    rejected_params: tuple[str, ...] = ()  # request fields answered with a 400, like stricter providers do
 
     def __post_init__(self) -> None:
         # Accept lists from callers, keep the dataclass hashable.
         object.__setattr__(self, "fault_kinds", tuple(self.fault_kinds))
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "fault_paths", tuple(self.fault_paths))
+        object.__setattr__(self, "rejected_params", tuple(self.rejected_params))
         for name in ("fault_rate", "judge_malformed_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -45,6 +45,7 @@ class AuditLog:
         self.context = context
         self._appender: JsonlAppender | None = None
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._bad_lines_seen: set[tuple[Path, int]] = set()  # a file is read more than once per launch
 
     def emit(
         self,
@@ -77,9 +78,12 @@ class AuditLog:
         return event
 
     def bad_line_reporter(self, stage: str = "resume") -> Callable[[BadLine], None]:
-        """A callback for readers: a torn or corrupt checkpoint line becomes an event."""
+        """A callback for readers: a torn or corrupt checkpoint line becomes an event (once per launch)."""
 
         def report(bad: BadLine) -> None:
+            if (bad.path, bad.line) in self._bad_lines_seen:
+                return
+            self._bad_lines_seen.add((bad.path, bad.line))
             self.emit(
                 "checkpoint_line_torn" if bad.torn else "checkpoint_line_corrupt",
                 stage=stage,

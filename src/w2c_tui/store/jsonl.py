@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from w2c_tui import jsoncodec
 from w2c_tui.redaction import scrub
 
 FSYNC_INTERVAL_SECONDS = 1.0
 
 
 def dumps(row: dict[str, Any]) -> str:
-    """One line of JSON with every known secret scrubbed out."""
-    return scrub(json.dumps(row, ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=str))
+    """One line of JSON with every known secret scrubbed out (non-finite floats become null)."""
+    return scrub(jsoncodec.dumps(row))
 
 
 class JsonlAppender:
@@ -102,7 +103,7 @@ def iter_rows(path: Path, on_bad: Callable[[BadLine], None] | None = None) -> It
             continue
         torn = index == last  # no newline after it
         try:
-            row = json.loads(raw)
+            row = jsoncodec.loads(raw)
             if not isinstance(row, dict):
                 raise ValueError("not a JSON object")
         except (ValueError, UnicodeDecodeError) as exc:
@@ -125,7 +126,7 @@ def read_keyed(path: Path, key: str = "uuid", on_bad: Callable[[BadLine], None] 
 def read_json(path: Path) -> dict[str, Any] | None:
     """A small JSON document, or None when absent or unreadable."""
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
+        value = jsoncodec.loads(Path(path).read_bytes())
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

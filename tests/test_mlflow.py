@@ -152,3 +152,23 @@ def test_logs_to_a_real_mlflow_server(sim, tmp_path, mlflow_server):
     metrics = json.loads(outcome.plan.paths.metrics_file("mcq").read_text())
     assert child.data.metrics["macro_f1"] == pytest.approx(metrics["macro_f1"])
     assert not (tmp_path / "workdir" / "mlflow.db").exists()
+
+
+def test_mlflow_settings_in_dotenv_reach_mlflow_and_stay_secret(tmp_path, monkeypatch):
+    import os
+
+    from w2c_tui.redaction import scrub
+    from w2c_tui.tracking import sink_for
+
+    for name in ("MLFLOW_TRACKING_TOKEN", "MLFLOW_TRACKING_USERNAME"):
+        monkeypatch.setenv(name, "placeholder")  # so that undo restores the real state
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "bob")  # the real environment wins over .env
+    (tmp_path / "config.toml").write_text('[run]\nworkdir_base = "w"\n')
+    (tmp_path / ".env").write_text("MLFLOW_TRACKING_TOKEN=mlf-sentinel-0123456789\nMLFLOW_TRACKING_USERNAME=alice\n")
+    loaded = load_config(tmp_path / "config.toml")
+    assert "mlf-sentinel-0123456789" in loaded.secrets
+    assert scrub("401 for token mlf-sentinel-0123456789") == "401 for token ***"
+    sink_for(loaded.settings.mlflow, loaded.workdir, loaded.environ)
+    assert os.environ["MLFLOW_TRACKING_TOKEN"] == "mlf-sentinel-0123456789"
+    assert os.environ["MLFLOW_TRACKING_USERNAME"] == "bob"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from w2c_tui.cli import CliError
 from w2c_tui.cli.common import add_config_argument, load
+from w2c_tui.redaction import scrub
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,11 +35,11 @@ def run_sync(args: argparse.Namespace) -> int:
     root = Path(args.session_dir)
     if not (root / "manifest.json").is_file():
         raise CliError(f"{root}: not a session folder (no manifest.json)")
-    sink = sink_for(loaded.settings.mlflow, loaded.workdir)
+    sink = sink_for(loaded.settings.mlflow, loaded.workdir, loaded.environ)
     try:
         ids = sink.sync_session(SessionPaths(root))
     except Exception as exc:  # noqa: BLE001 - shown as one line, not a traceback
-        raise CliError(f"MLflow at {sink.tracking_uri} failed: {type(exc).__name__}: {str(exc)[:300]}") from None
+        raise CliError(scrub(f"MLflow at {sink.tracking_uri} failed: {type(exc).__name__}: {str(exc)[:300]}")) from None
     print(f"logged to {sink.tracking_uri}: parent run {ids['parent_run_id']}, {len(ids['child_run_ids'])} child runs")
     url = run_url("http://127.0.0.1:5000", ids)
     if url:

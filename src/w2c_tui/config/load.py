@@ -20,6 +20,8 @@ from w2c_tui.config.schema import ProviderSettings, Settings
 from w2c_tui.redaction import register_secrets
 
 DEFAULT_CONFIG_NAME = "config.toml"
+# MLflow reads these from the environment (a .env file counts too, see tracking.export_mlflow_environment).
+MLFLOW_SECRET_VARIABLES = ("MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN")
 
 
 @dataclass
@@ -44,7 +46,9 @@ class LoadedConfig:
 
     @property
     def secrets(self) -> list[str]:
-        return [p.token for p in self.settings.providers.values() if p.token]
+        """Provider tokens and MLflow credentials: never written, logged or shown."""
+        tokens = [p.token for p in self.settings.providers.values() if p.token]
+        return tokens + [self.environ[k] for k in MLFLOW_SECRET_VARIABLES if self.environ.get(k)]
 
 
 def token_variable(name: str, provider: ProviderSettings) -> str:
@@ -89,8 +93,9 @@ def load_config(
     env = _environment(base_dir, environ)
     settings = validate(raw, config_path, text)
     _apply_environment(settings, env)
-    register_secrets(p.token for p in settings.providers.values())
-    return LoadedConfig(settings=settings, path=config_path, base_dir=base_dir, environ=env)
+    loaded = LoadedConfig(settings=settings, path=config_path, base_dir=base_dir, environ=env)
+    register_secrets(loaded.secrets)
+    return loaded
 
 
 def _environment(base_dir: Path, environ: Mapping[str, str] | None) -> dict[str, str]:

@@ -199,6 +199,7 @@ class Launch:
                 plan.exp_names,
                 settings.run.api_seed,
                 self.redactor.text,
+                self.loaded.environ,
             )
         state.finished = time.monotonic()
         state.phase = "finished"

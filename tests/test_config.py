@@ -154,6 +154,24 @@ def test_save_keeps_comments_order_and_never_writes_tokens(tmp_path):
     tomlkit.parse(text)
 
 
+def test_save_removes_a_deleted_provider_and_keeps_the_others(tmp_path):
+    original = (
+        '[models]\ntarget_model = "a"\n\n# our gateway\n[providers.jrc]\nbase_url = "https://x/v1"\ndefault = true\n\n'
+        '[providers.gemini]\nbase_url = "https://g/v1"\nmodel_prefixes = ["gemini-"]\n\n[http]\nmax_retries = 3\n'
+    )
+    path = write(tmp_path, original)
+    loaded = load_config(path, environ={})
+    del loaded.settings.providers["gemini"]
+    save_settings(loaded.settings, path)
+    text = path.read_text()
+    assert "gemini" not in text and "[providers.jrc]" in text and "# our gateway" in text
+    assert "max_retries = 3" in text
+    assert list(load_config(path, environ={}).settings.providers) == ["jrc"]
+    del loaded.settings.providers["jrc"]
+    save_settings(loaded.settings, path)
+    assert load_config(path, environ={}).settings.providers == {}
+
+
 def _fp(settings: Settings, model: str = "m") -> str:
     return session_fingerprint(fingerprint_payload(settings, model, "sha", "plain"))
 

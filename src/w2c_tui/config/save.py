@@ -15,6 +15,8 @@ from tomlkit.items import Table
 from w2c_tui.config.schema import Settings
 
 _NEVER_WRITTEN = {"token"}
+# Tables keyed by names the user chooses: a name gone from the settings is removed from the file.
+_NAMED_TABLES = {"providers"}
 
 
 def save_settings(settings: Settings, path: str | Path) -> Path:
@@ -29,6 +31,10 @@ def save_settings(settings: Settings, path: str | Path) -> Path:
 
 
 def _merge(table: Any, values: dict[str, Any], defaults: dict[str, Any] | None) -> None:
+    for key in _NAMED_TABLES & set(values):
+        if key in table and hasattr(table[key], "items"):
+            for name in [n for n in table[key] if n not in values[key]]:
+                del table[key][name]
     for key, value in values.items():
         if key in _NEVER_WRITTEN:
             continue

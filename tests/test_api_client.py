@@ -403,6 +403,31 @@ async def test_concurrency_limit_is_respected():
     assert peak == 3
 
 
+async def test_two_clients_of_one_provider_share_its_concurrency_limit():
+    in_flight = peak = 0
+
+    async def handler(request):
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.005)
+        in_flight -= 1
+        return httpx.Response(200, json=ok_chat())
+
+    # Two launches side by side in the app: same gateway and token, so one budget of 3.
+    providers = [ProviderSettings("vllm", LOCAL, max_concurrency=3, token="t-one")]
+    sleep = Sleeps()
+    async with make_client(handler, providers, sleep=sleep) as first, make_client(handler, providers, sleep=sleep) as second:
+        await asyncio.gather(*(c.chat("m", MESSAGES) for c in (first, second) for _ in range(10)))
+    assert peak == 3
+    # Another token is another account with its own limits.
+    peak = 0
+    other = [ProviderSettings("vllm", LOCAL, max_concurrency=3, token="t-two")]
+    async with make_client(handler, providers, sleep=sleep) as first, make_client(handler, other, sleep=sleep) as second:
+        await asyncio.gather(*(c.chat("m", MESSAGES) for c in (first, second) for _ in range(10)))
+    assert peak == 6
+
+
 async def test_a_retry_wait_does_not_hold_a_concurrency_slot():
     other_done = asyncio.Event()
     calls = 0

@@ -13,7 +13,7 @@ import httpx
 from w2c_tui.api.attempt import Outcome, exchange
 from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
 from w2c_tui.api.pool import ShardedHttp
-from w2c_tui.api.limits import ProviderLimits
+from w2c_tui.api.limits import ProviderLimits, shared_limits
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, default_provider
 from w2c_tui.api.providers import route as route_model
@@ -248,7 +248,9 @@ class ApiClient:
             )
 
         http = ShardedHttp(make_client, settings.max_concurrency)
-        limits = ProviderLimits(settings.max_concurrency, settings.requests_per_minute, sleep=self._sleep)
+        limits = shared_limits(
+            (settings.base_url, settings.token), settings.max_concurrency, settings.requests_per_minute, self._sleep
+        )
         provider = _Provider(settings, http, limits)
         self._active[settings.name] = provider
         return provider

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -52,6 +53,27 @@ class ProviderLimits:
 
     def slot(self) -> _Slot:
         return _Slot(self)
+
+
+# Limits by event loop and provider identity: two launches running side by side in the app
+# (one loop) share a provider's limits instead of each taking all of them.
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, ProviderLimits]] = weakref.WeakKeyDictionary()
+
+
+def shared_limits(
+    identity: tuple, max_concurrency: int, requests_per_minute: int = 0, sleep: Sleep = asyncio.sleep
+) -> ProviderLimits:
+    """The limits of the provider named by `identity` (its URL and credentials) in this event loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return ProviderLimits(max_concurrency, requests_per_minute, sleep)
+    key = (*identity, max_concurrency, requests_per_minute, sleep)
+    per_loop = _SHARED.setdefault(loop, {})
+    limits = per_loop.get(key)
+    if limits is None:
+        limits = per_loop[key] = ProviderLimits(max_concurrency, requests_per_minute, sleep)
+    return limits
 
 
 class _Slot:

@@ -145,7 +145,8 @@ def test_mcq_prompt_lists_answers_in_label_order():
         ("deepseek-r1-distill-qwen-32b", "chatml"),
         ("meta-llama/Llama-3.3-70B-Instruct", "llama3"),
         ("llama3.1:8b", "llama3"),
-        ("llama-4-scout", "llama3"),
+        ("llama-4-scout", "llama4"),
+        ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "llama4"),
         ("mistral-large-latest", "mistral"),
         ("Mixtral-8x7B", "mistral"),
         ("ministral-8b", "mistral"),
@@ -181,7 +182,12 @@ EXPECTED = {
     "llama3": "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nSYS<|eot_id|>"
     "<|start_header_id|>user<|end_header_id|>\n\nUSER<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
     "chatml": "<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\nUSER<|im_end|>\n<|im_start|>assistant\n",
-    "harmony": "<|start|>system<|message|>SYS<|end|><|start|>user<|message|>USER<|end|>"
+    "llama4": "<|begin_of_text|><|header_start|>system<|header_end|>\n\nSYS<|eot|>"
+    "<|header_start|>user<|header_end|>\n\nUSER<|eot|><|header_start|>assistant<|header_end|>\n\n",
+    "harmony": "<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\n"
+    "Knowledge cutoff: 2024-06\n\nReasoning: medium\n\n# Valid channels: analysis, commentary, final. "
+    "Channel must be included for every message.<|end|>"
+    "<|start|>developer<|message|># Instructions\n\nSYS<|end|><|start|>user<|message|>USER<|end|>"
     "<|start|>assistant<|channel|>final<|message|>",
     "mistral": "<s>[INST] SYS\n\nUSER [/INST]",
     "gemma": "<bos><start_of_turn>user\nSYS\n\nUSER<end_of_turn>\n<start_of_turn>model\n",

@@ -11,7 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-FAMILIES = ("auto", "plain", "llama3", "chatml", "qwen", "harmony", "mistral", "gemma")
+from w2c_tui.prompts.families import ALIASES as FAMILY_ALIASES
+from w2c_tui.prompts.families import FAMILIES as TEMPLATE_FAMILIES
+
+FAMILIES = ("auto", *TEMPLATE_FAMILIES, *FAMILY_ALIASES)
 METHODS = ("llm_judge", "mcq", "mcq_logprob")
 
 

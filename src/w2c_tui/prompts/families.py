@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-FAMILIES: tuple[str, ...] = ("plain", "llama3", "chatml", "harmony", "mistral", "gemma")
+FAMILIES: tuple[str, ...] = ("plain", "llama3", "llama4", "chatml", "harmony", "mistral", "gemma")
 ALIASES: dict[str, str] = {"qwen": "chatml"}
 _AUTO = ("", "auto")
 
@@ -23,17 +23,19 @@ _AUTO = ("", "auto")
 _DETECT: tuple[tuple[tuple[str, ...], str], ...] = (
     (("gpt-oss",), "harmony"),
     (("qwen",), "chatml"),
-    (("llama-3", "llama3", "llama-4"), "llama3"),
+    (("llama-4", "llama4"), "llama4"),
+    (("llama-3", "llama3"), "llama3"),
     (("mistral", "mixtral", "ministral"), "mistral"),
     (("gemma",), "gemma"),
 )
 
-BOS: dict[str, str] = {"llama3": "<|begin_of_text|>", "mistral": "<s>", "gemma": "<bos>"}
+BOS: dict[str, str] = {"llama3": "<|begin_of_text|>", "llama4": "<|begin_of_text|>", "mistral": "<s>", "gemma": "<bos>"}
 
 # What each rendered context ends with: the opening of the assistant's turn.
 ASSISTANT_OPENER: dict[str, str] = {
     "plain": "Assistant:",
     "llama3": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "llama4": "<|header_start|>assistant<|header_end|>\n\n",
     "chatml": "<|im_start|>assistant\n",
     "harmony": "<|start|>assistant<|channel|>final<|message|>",
     "mistral": "[/INST]",
@@ -79,14 +81,32 @@ def _llama3(messages: Sequence[Message]) -> str:
     return turns + ASSISTANT_OPENER["llama3"]
 
 
+def _llama4(messages: Sequence[Message]) -> str:
+    turns = "".join(f"<|header_start|>{m['role']}<|header_end|>\n\n{m['content']}<|eot|>" for m in messages)
+    return turns + ASSISTANT_OPENER["llama4"]
+
+
 def _chatml(messages: Sequence[Message]) -> str:
     turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
     return turns + ASSISTANT_OPENER["chatml"]
 
 
+# gpt-oss's own system message, as its chat template writes it, minus the "Current date"
+# line (it would make the prompt, and so the scores, depend on the day of the run).
+HARMONY_SYSTEM = (
+    "You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\n\n"
+    "Reasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message."
+)
+
+
 def _harmony(messages: Sequence[Message]) -> str:
-    parts = []
+    # The template gives `system` to the model's own header; the caller's instructions go
+    # into a `developer` message under "# Instructions".
+    parts = [f"<|start|>system<|message|>{HARMONY_SYSTEM}<|end|>"]
     for m in messages:
+        if m["role"] == "system":
+            parts.append(f"<|start|>developer<|message|># Instructions\n\n{m['content']}<|end|>")
+            continue
         # Past assistant turns are final-channel answers; other roles have no channel.
         head = "assistant<|channel|>final" if m["role"] == "assistant" else m["role"]
         parts.append(f"<|start|>{head}<|message|>{m['content']}<|end|>")
@@ -132,6 +152,7 @@ def _fold_system(messages: Sequence[Message]) -> list[Message]:
 _RENDERERS: dict[str, Callable[[Sequence[Message]], str]] = {
     "plain": _plain,
     "llama3": _llama3,
+    "llama4": _llama4,
     "chatml": _chatml,
     "harmony": _harmony,
     "mistral": _mistral,

@@ -45,8 +45,14 @@ class StabilityPipeline(Pipeline):
         return decision["predicted_label"], {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"]}
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
-        # The k runs are independent requests; the provider's limit still bounds them.
-        results = await asyncio.gather(*(self._one_run(example, run) for run in range(self.k)))
+        # The k runs are independent requests; the provider's limit still bounds them. When
+        # one fails the example has no row anyway, so the others are cancelled, not paid for.
+        try:
+            async with asyncio.TaskGroup() as group:
+                runs = [group.create_task(self._one_run(example, run)) for run in range(self.k)]
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None
+        results = [run.result() for run in runs]
         labels = [label for label, _ in results]
         aux = [extra for _, extra in results]
 

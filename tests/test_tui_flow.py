@@ -261,3 +261,41 @@ async def test_cancel_keeps_finished_rows(workspace):
 
     rows = load_session_rows(record.sessions[0].session_dir)
     assert sum(1 for r in rows.rows for p in r.predictions.values() if p) >= 5
+
+
+async def test_the_app_never_shows_a_token(workspace, monkeypatch):
+    """A provider that echoes the Authorization header back in its errors: the probe, the
+    editor and the screen still show only a mask."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from stub_server import StubServer
+
+    sentinel = "sk-SENTINEL-tui-4b7e19d2"
+    echo = StubServer("echo_auth_500")
+    monkeypatch.setenv("TOKEN_ECHO", sentinel)
+    (workspace / "config.toml").write_text(
+        SMALL_CONFIG + f'\n[providers.echo]\nbase_url = "{echo.base_url}"\ndefault = true\n'
+    )
+    shown: list[str] = []
+    try:
+        app = W2cApp("config.toml")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
+            app.screen.query_one(ProviderList).focus()
+            await pilot.press("t")
+            await wait_for(pilot, lambda: "echo" in app.screen.probes, timeout=15)
+            await pilot.pause(0.2)
+            probe = app.screen.probes["echo"]
+            assert not probe.checks["chat"].ok and "credentials Bearer ***" in probe.checks["chat"].detail
+            shown.append(app.export_screenshot())
+            shown.extend(check.detail for check in probe.checks.values())
+            shown.extend(str(n.message) for n in app._notifications)
+            await pilot.press("e")
+            await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ProviderEditor")
+            shown.append(app.export_screenshot())
+    finally:
+        echo.stop()
+    assert all(sentinel not in text for text in shown)
+    assert sentinel not in (workspace / "config.toml").read_text()

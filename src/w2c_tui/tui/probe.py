@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from w2c_tui.redaction import redact_text, scrub
+
 CHECKS = ("models", "chat", "logprobs", "tokenize")
 
 
@@ -44,6 +46,15 @@ def _reason(response: httpx.Response) -> str:
 async def probe_provider(
     name: str, base_url: str, token: str | None, model: str | None, *, timeout: float = 8.0
 ) -> ProbeResult:
+    """What the provider can do; details quote server errors with the token masked."""
+    result = await _probe(name, base_url, token, model, timeout)
+    for check in result.checks.values():
+        # A server may quote the Authorization header it got; the token may not be saved yet.
+        check.detail = scrub(redact_text(check.detail, [token] if token else []))
+    return result
+
+
+async def _probe(name: str, base_url: str, token: str | None, model: str | None, timeout: float) -> ProbeResult:
     result = ProbeResult(name)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     base = base_url.rstrip("/")

@@ -239,24 +239,28 @@ async def test_palette_help_and_tabs_at_80x24(workspace):
 
 
 async def test_cancel_keeps_finished_rows(workspace):
+    from w2c_tui.sim import SimServer, SimSettings
+
     config = SMALL_CONFIG.replace('run_key = "pilot"', 'run_key = "cancelled"').replace(
         'target_model = ["sim-small", "qwen2.5-7b-instruct"]', 'target_model = "sim-small"'
     ).replace("n_per_label = 3", "n_per_label = 40")
-    (workspace / "config.toml").write_text(config)
-    app = W2cApp("config.toml")
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
-        await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: app.launch_records)
-        record = app.launch_records[0]
-        state = record.sessions[0].state
-        await wait_for(pilot, lambda: sum(p.done for p in state.pipelines.values()) >= 5, timeout=30)
-        await pilot.press("c")
-        await wait_for(pilot, lambda: record.ended, timeout=30)
-        assert record.status == "cancelled"
-        done = sum(p.done for p in state.pipelines.values())
-        assert done >= 5
-        await asyncio.sleep(0)
+    # A slow provider (300 ms a request, 16 at a time) so that the run is still going when cancelled.
+    with SimServer(SimSettings(latency_ms=300)) as server:
+        (workspace / "config.toml").write_text(config + f'\n[providers.slow]\nbase_url = "{server.base_url}"\ndefault = true\n')
+        app = W2cApp("config.toml")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, lambda: app.launch_records)
+            record = app.launch_records[0]
+            state = record.sessions[0].state
+            await wait_for(pilot, lambda: sum(p.done for p in state.pipelines.values()) >= 5, timeout=30)
+            await pilot.press("c")
+            await wait_for(pilot, lambda: record.ended, timeout=30)
+            assert record.status == "cancelled"
+            done = sum(p.done for p in state.pipelines.values())
+            assert 5 <= done < 240
+            await asyncio.sleep(0)
     from w2c_tui.tui.readers import load_session_rows
 
     rows = load_session_rows(record.sessions[0].session_dir)

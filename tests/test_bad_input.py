@@ -99,6 +99,12 @@ CASES = [
     ("unknown section", raw_config("[modles]\ntarget_model = 'x'\n"), 2, ["unknown key 'modles'", "models"]),
     ("wrong type", raw_config("[data]\nn_per_label = 'many'\n"), 2, ["config.toml:2", "data.n_per_label", "integer"]),
     ("negative count", raw_config("[data]\nn_per_label = -3\n"), 2, ["data.n_per_label", "greater than or equal to 1"]),
+    (
+        "log-prob sweep above T=0",
+        raw_config("[stability]\n[[stability.sweeps]]\nmethod = 'mcq_logprob'\nk = 2\ntemperatures = [0.0, 0.7]\n"),
+        2,
+        ["config.toml:5", "stability.sweeps.0.temperatures", "temperatures = [0.0]"],
+    ),
     ("bad template family", raw_config("[models]\ntemplate_family = 'gpt9'\n"), 2, ["template_family", "llama3"]),
     ("url without scheme", raw_config("[providers.x]\nbase_url = 'api.example.org/v1'\n"), 2, ["providers.x.base_url", "http://"]),
     ("missing config file", lambda tmp, sim: ["run", "--config", str(tmp / "absent.toml")], 2, ["absent.toml", "not found"]),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from w2c_tui.prompts.families import ALIASES as FAMILY_ALIASES
 from w2c_tui.prompts.families import FAMILIES as TEMPLATE_FAMILIES
@@ -107,11 +107,17 @@ class StabilitySweep(Section):
 
     @field_validator("temperatures")
     @classmethod
-    def _temps(cls, value: list[float]) -> list[float]:
+    def _temps(cls, value: list[float], info: ValidationInfo) -> list[float]:
         if not value:
             raise ValueError("needs at least one temperature")
         if any(t < 0 or t > 2 for t in value):
             raise ValueError("temperatures must lie in [0, 2]")
+        if info.data.get("method") == "mcq_logprob" and any(t != 0 for t in value):
+            # A sweep labelled T=0.7 that ran at T=0 would mislead whoever reads the results.
+            raise ValueError(
+                "mcq_logprob scores echoed log-probabilities, which no temperature changes; "
+                "use temperatures = [0.0] (its runs differ only by seed)"
+            )
         return value
 
 

@@ -385,47 +385,43 @@ async def test_models_lists_ids():
 # Concurrency
 
 
-async def test_concurrency_limit_is_respected():
-    in_flight = peak = 0
+class PeakServer:
+    """A handler that answers after 5 ms and remembers the most requests it had at once."""
 
-    async def handler(request):
-        nonlocal in_flight, peak
-        in_flight += 1
-        peak = max(peak, in_flight)
+    def __init__(self) -> None:
+        self.in_flight = self.peak = 0
+
+    async def __call__(self, request):
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
         await asyncio.sleep(0.005)
-        in_flight -= 1
+        self.in_flight -= 1
         return httpx.Response(200, json=ok_chat())
 
+
+async def test_concurrency_limit_is_respected():
+    handler = PeakServer()
     providers = [ProviderSettings("vllm", LOCAL, max_concurrency=3)]
     async with make_client(handler, providers) as client:
         results = await asyncio.gather(*(client.chat("m", MESSAGES) for _ in range(20)))
     assert len(results) == 20
-    assert peak == 3
+    assert handler.peak == 3
 
 
 async def test_two_clients_of_one_provider_share_its_concurrency_limit():
-    in_flight = peak = 0
-
-    async def handler(request):
-        nonlocal in_flight, peak
-        in_flight += 1
-        peak = max(peak, in_flight)
-        await asyncio.sleep(0.005)
-        in_flight -= 1
-        return httpx.Response(200, json=ok_chat())
-
+    handler = PeakServer()
     # Two launches side by side in the app: same gateway and token, so one budget of 3.
     providers = [ProviderSettings("vllm", LOCAL, max_concurrency=3, token="t-one")]
     sleep = Sleeps()
     async with make_client(handler, providers, sleep=sleep) as first, make_client(handler, providers, sleep=sleep) as second:
         await asyncio.gather(*(c.chat("m", MESSAGES) for c in (first, second) for _ in range(10)))
-    assert peak == 3
+    assert handler.peak == 3
     # Another token is another account with its own limits.
-    peak = 0
+    handler.peak = 0
     other = [ProviderSettings("vllm", LOCAL, max_concurrency=3, token="t-two")]
     async with make_client(handler, providers, sleep=sleep) as first, make_client(handler, other, sleep=sleep) as second:
         await asyncio.gather(*(c.chat("m", MESSAGES) for c in (first, second) for _ in range(10)))
-    assert peak == 6
+    assert handler.peak == 6
 
 
 async def test_a_retry_wait_does_not_hold_a_concurrency_slot():

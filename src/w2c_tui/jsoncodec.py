@@ -14,17 +14,22 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "dumps_bytes", "loads", "loads_strict", "raw_fragment"]
+__all__ = ["dumps", "dumps_bytes", "loads", "loads_strict", "parse", "raw_fragment"]
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 
 
 def loads(data: bytes | str) -> Any:
     """Parse JSON; raises ValueError (as `json.loads` does) when it is not JSON."""
+    return parse(data)[0]
+
+
+def parse(data: bytes | str) -> tuple[Any, bool]:
+    """The JSON value and whether it was strict JSON (so that it can be written back verbatim)."""
     try:
-        return loads_strict(data)
+        return loads_strict(data), True
     except ValueError:
-        return json.loads(data)  # NaN / Infinity, or a real error with the usual message
+        return json.loads(data), False  # NaN / Infinity, or a real error with the usual message
 
 
 def loads_strict(data: bytes | str) -> Any:
@@ -42,7 +47,7 @@ def dumps(value: Any) -> str:
 
 
 def raw_fragment(raw: bytes) -> orjson.Fragment:
-    """A received body that `loads_strict` accepted, to embed verbatim in a document we write.
+    """A received body that parsed as strict JSON, to embed verbatim in a document we write.
 
     Re-encoding a parsed echo costs more than everything else we do per request; a body
     that parsed as strict JSON is already what we would write. Line breaks between tokens

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.retry import cause_for_exception, cause_for_status, server_error_message, truncate
-from w2c_tui.jsoncodec import loads, loads_strict
+from w2c_tui.jsoncodec import parse
 
 
 @dataclass(slots=True)
@@ -47,13 +47,9 @@ async def exchange(
     outcome = Outcome(response.status_code, None, None, response.headers, _elapsed_ms(started), content=response.content)
     if response.content:
         try:
-            outcome.data = loads_strict(response.content)
-            outcome.strict_json = True
+            outcome.data, outcome.strict_json = parse(response.content)
         except ValueError:
-            try:
-                outcome.data = loads(response.content)
-            except ValueError:
-                outcome.text = response.text
+            outcome.text = response.text
     _judge(outcome, expect_choices)
     return outcome
 

@@ -22,7 +22,7 @@ from w2c_tui.sim.behaviour import intended_label
 from w2c_tui.sim.knowledge import find_example, tool_names_in_text
 from w2c_tui.sim.logprobs import score_pieces
 from w2c_tui.sim.replies import target_reply
-from w2c_tui.sim.tokenizer import UnknownTokenId, pieces_of, tokenize, tokenize_many
+from w2c_tui.sim.tokenizer import UnknownTokenId, common_prefix_length, pieces_of, tokenize, tokenize_many
 
 DEFAULT_MAX_TOKENS = 16
 
@@ -70,8 +70,10 @@ def _top(token: str, value: float | None) -> dict[str, float] | None:
     return None if value is None else {token: value}
 
 
-def _logprobs(seed: int, pieces: list[str], generated: list[str], echoed: "_EchoScores | None") -> dict[str, Any]:
-    values = score_pieces(seed, generated, start="".join(pieces))
+def _logprobs(
+    seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None"
+) -> dict[str, Any]:
+    values = score_pieces(seed, generated, start=prompt)
     tokens = (pieces if echoed else []) + generated
     return {
         "tokens": tokens,
@@ -100,21 +102,14 @@ class _PromptScorer:
         self.scores = _EchoScores([], [])
 
     def __call__(self, pieces: list[str]) -> _EchoScores:
-        shared = 0
-        for mine, theirs in zip(pieces, self.pieces):
-            if mine != theirs:
-                break
-            shared += 1
+        shared = common_prefix_length(pieces, self.pieces)
         if shared == 0 and pieces:
             # Nothing precedes the first token, so it has no log-probability (as in vLLM).
-            head, new = [None], pieces[1:]
-            values = head + score_pieces(self.seed, new, start=pieces[0])
-            tops = [None] + [_top(t, v) for t, v in zip(new, values[1:])]
-        else:
-            new = pieces[shared:]
-            fresh = score_pieces(self.seed, new, start="".join(pieces[:shared]))
-            values = self.scores.values[:shared] + fresh
-            tops = self.scores.tops[:shared] + [_top(t, v) for t, v in zip(new, fresh)]
+            shared, self.scores = 1, _EchoScores([None], [None])
+        new = pieces[shared:]
+        fresh = score_pieces(self.seed, new, start="".join(pieces[:shared]))
+        values = self.scores.values[:shared] + fresh
+        tops = self.scores.tops[:shared] + [_top(t, v) for t, v in zip(new, fresh)]
         self.pieces, self.scores = pieces, _EchoScores(values, tops)
         return self.scores
 
@@ -157,7 +152,7 @@ def completion(
                 "text": (prompt if echo else "") + "".join(generated),
                 "logprobs": None
                 if want_logprobs is None
-                else _logprobs(seed, pieces, generated, score_prompt(pieces) if echo else None),
+                else _logprobs(seed, prompt, pieces, generated, score_prompt(pieces) if echo else None),
                 "finish_reason": finish,
             }
         )

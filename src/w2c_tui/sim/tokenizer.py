@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
 
 PIECE = re.compile(r" [^\W\d_]{1,7}|[^\W\d_]{1,8}|\d{1,8}|.", re.DOTALL)
@@ -46,7 +47,7 @@ def tokenize_many(texts: list[str]) -> list[list[str]]:
     out: list[list[str]] = []
     before, pieces, starts = "", [], []
     for text in texts:
-        same = _common_prefix_length(before, text)
+        same = common_prefix_length(before, text)
         keep = bisect_right(starts, same - MAX_PIECE)
         at = starts[keep] if keep < len(starts) else len(before)
         pieces = pieces[:keep] + PIECE.findall(text, at)
@@ -56,7 +57,8 @@ def tokenize_many(texts: list[str]) -> list[list[str]]:
     return out
 
 
-def _common_prefix_length(a: str, b: str) -> int:
+def common_prefix_length(a: Sequence, b: Sequence) -> int:
+    """How many leading items (characters, pieces) `a` and `b` share."""
     low, high = 0, min(len(a), len(b))
     while low < high:  # binary search with slice comparisons: C speed, no character loop
         mid = (low + high + 1) // 2

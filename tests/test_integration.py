@@ -121,12 +121,33 @@ def test_metrics_recomputed_from_checkpoints_equal_metrics_json(full_run):
     assert written["k"] == 3
 
 
-def test_one_completions_request_per_logprob_example(full_run):
+def test_logprob_requests_are_lm_evals_token_id_prompts(full_run):
+    """With a tokenizer endpoint: one /completions request per example holding the four
+    context+choice token-id prompts, after five /tokenize calls without added special tokens."""
     _, outcome, stats = full_run
     calls = list(iter_rows(outcome.plan.paths.calls_file("mcq_logprob")))
     completions = [c for c in calls if c["endpoint"].endswith("/completions") and "chat" not in c["endpoint"]]
     assert len(completions) == 300
-    assert all(len(c["request"]["prompt"]) == 5 and c["request"]["echo"] is True for c in completions)
+    for c in completions:
+        prompt = c["request"]["prompt"]
+        assert len(prompt) == 4 and all(isinstance(t, int) for ids in prompt for t in ids)
+        assert c["request"]["echo"] is True and c["request"]["max_tokens"] == 1 and c["request"]["logprobs"] == 1
+    tokenize = [c for c in calls if c["endpoint"] == "/tokenize"]
+    assert len(tokenize) == 5 * 300
+    assert all(c["request"]["add_special_tokens"] is False for c in tokenize)
+
+
+def test_without_a_tokenizer_the_context_is_a_fifth_text_prompt(make_sim, tmp_path):
+    gateway = make_sim("--seed", "7", "--imitate", "vllm-gateway")
+    config = write_config(tmp_path, gateway.base_url, "[data]\nn_per_label = 2\n[pipelines]\ndo_llm_judge = false\ndo_mcq = false\n[mlflow]\nenabled = false\n")
+    [outcome] = run_launch(config, "gateway")
+    assert outcome.ok, outcome.statuses
+    calls = list(iter_rows(outcome.plan.paths.calls_file("mcq_logprob")))
+    completions = [c for c in calls if c["endpoint"] == "/completions"]
+    assert len(completions) == 6
+    assert all(len(c["request"]["prompt"]) == 5 and isinstance(c["request"]["prompt"][0], str) for c in completions)
+    rows = read_keyed(outcome.plan.paths.checkpoint_file("mcq_logprob", "mcq_logprob_predictions.jsonl"))
+    assert {r["split"] for r in rows.values()} == {"token_count"}
 
 
 def test_call_traces_have_the_documented_fields(full_run):
@@ -157,29 +178,36 @@ def test_resume_sends_requests_only_for_missing_uuids(full_run, sim):
 
 def test_logprob_scores_recompute_by_hand_from_the_sims_formula(full_run):
     """raw_score = sum of the sim's token_logprob over the continuation tokens, each given
-    the exact text before it; the continuation starts where the context's tokens end."""
+    the exact text before it; the continuation is lm-eval's: the whole prompt's tokens after
+    as many tokens as the context has (whitespace moved onto the continuation first)."""
     from w2c_tui.prompts.mcq_logprob import build_loglik_requests
+    from w2c_tui.scoring.loglik import move_trailing_whitespace
     from w2c_tui.sim import token_logprob
+    from w2c_tui.sim.tokenizer import tokenize
 
     _, outcome, _ = full_run
     paths = outcome.plan.paths
     examples = {e.uuid: e for e in outcome.plan.examples}
-    rows = list(iter_rows(paths.checkpoint_file("mcq_logprob", "debug_per_choice.jsonl")))[:8]
-    assert rows
-    for row in rows:
+    rows = list(iter_rows(paths.checkpoint_file("mcq_logprob", "debug_per_choice.jsonl")))
+    merged = [r for r in rows if r["boundary_merge"]]  # none with this family's opener; checked where any
+    for row in rows[:8] + merged[:8]:
         example = examples[row["uuid"]]
-        context, continuations = build_loglik_requests(example, outcome.plan.family, "", bos=False)
-        continuation = continuations[["direct", "tool_call", "request_for_info", "cannot_answer"].index(row["answer_name"])]
-        tokens = [tok for tok, _ in row["continuation_tokens"]]
-        assert "".join(tokens) == continuation  # the split sits exactly on the boundary
-        prefix, total = context, 0.0
+        context, continuations = build_loglik_requests(example, outcome.plan.family, "")
+        choice = continuations[["direct", "tool_call", "request_for_info", "cannot_answer"].index(row["answer_name"])]
+        context, continuation = move_trailing_whitespace(context, choice)
+        context_tokens = tokenize(context)
+        whole = tokenize(context + continuation)
+        expected_tokens = whole[len(context_tokens):]
+        assert [tok for tok, _ in row["continuation_tokens"]] == expected_tokens
+        assert row["boundary_merge"] == (whole[: len(context_tokens)] != context_tokens)
+        prefix, total = "".join(context_tokens), 0.0
         for token, logprob in row["continuation_tokens"]:
             expected = token_logprob(7, prefix, token)  # the session sim runs with --seed 7
             assert logprob == pytest.approx(expected, abs=1e-12)
             total += expected
             prefix += token
         assert row["raw_score"] == pytest.approx(total, abs=1e-9)
-        assert row["num_tokens"] == len(tokens)
+        assert row["num_tokens"] == len(expected_tokens)
         assert row["char_norm_score"] == pytest.approx(total / len(example.answers[row["answer_name"]]))
 
 

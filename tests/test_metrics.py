@@ -153,7 +153,7 @@ def test_hallucination_rates_hand_computed():
     # AnswerHall: 1 (e6) / N = 7
     assert result["answer_hallucination_rate"] == {"rate": pytest.approx(1 / 7), "numerator": 1, "denominator": 7}
     # ParamHall: 1 (e4) / 2 (e4, e5)
-    assert result["param_hallucination_rate"] == {"rate": 0.5, "numerator": 1, "denominator": 2}
+    assert result["parameter_hallucination_rate"] == {"rate": 0.5, "numerator": 1, "denominator": 2}
 
 
 def test_tool_hallucination_with_empty_denominator_is_none():
@@ -162,10 +162,10 @@ def test_tool_hallucination_with_empty_denominator_is_none():
     result = compute_metrics(examples, {"a": T, "b": T})
     assert result["tool_hallucination_rate"] == {"rate": None, "numerator": 0, "denominator": 0}
     # no request_for_info gold either
-    assert result["param_hallucination_rate"]["rate"] is None
+    assert result["parameter_hallucination_rate"]["rate"] is None
 
 
-def test_coercions_are_reported_and_count_as_cannot_answer():
+def test_invalid_answers_are_coerced_and_missing_ones_left_out():
     examples = [
         make_example("missing", C),
         make_example("none", C),
@@ -187,21 +187,26 @@ def test_coercions_are_reported_and_count_as_cannot_answer():
     ]
     originals = [details.get("original_value") for kind, _, details in events[1:]]
     assert originals == [None, "-1", "foo", ""]
-    assert all(details["coerced_to"] == C for _, _, details in events)
+    assert all(details["coerced_to"] == C for _, _, details in events[1:])
+    # a missing example is not a prediction (issue 12): left out of the headline, not coerced
+    assert events[0][2]["excluded_from_headline"] is True and "coerced_to" not in events[0][2]
     assert result["n_missing_predictions"] == 1
     assert result["n_invalid_labels"] == 4
-    # "not-an-example" is ignored: 6 examples, nothing predicted direct
-    assert result["n_examples"] == 6
+    # "not-an-example" is ignored: 6 planned, 5 obtained, nothing predicted direct
+    assert (result["n_planned"], result["n_obtained"], result["n_total"]) == (6, 5, 5)
     assert result["per_class"][D]["predicted"] == 0
-    # coerced to cannot_answer: 3 gold-C examples become correct, minus1 (T) and foo (R) wrong.
-    # correct = missing, none, blank, ok = 4 of 6
-    assert result["accuracy"] == pytest.approx(4 / 6)
+    # invalid answers coerced to cannot_answer: none and blank (gold C) correct, minus1 (T) and foo (R)
+    # wrong, ok correct: 3 of the 5 obtained
+    assert result["accuracy"] == pytest.approx(3 / 5)
     assert result["confusion_matrix"]["matrix"] == [
         [0, 0, 0, 0],
         [0, 1, 0, 1],  # ok -> tool_call, minus1 -> cannot_answer
         [0, 0, 0, 1],  # foo -> cannot_answer
-        [0, 0, 0, 3],
+        [0, 0, 0, 2],  # none, blank
     ]
+    # the earlier suite's convention, kept for comparison: missing scored as cannot_answer, 4 of 6
+    legacy = result["missing_as_cannot_answer"]
+    assert legacy["n_total"] == 6 and legacy["accuracy"] == pytest.approx(4 / 6)
 
 
 def test_compute_metrics_keys_and_json():
@@ -209,7 +214,9 @@ def test_compute_metrics_keys_and_json():
     predictions = {f"u{i}": pred for i, (_, pred) in enumerate(CASE_A)}
     result = compute_metrics(examples, predictions, bootstrap_seed=3, n_boot=200)
     assert list(result) == [
-        "n_examples",
+        "n_planned",
+        "n_obtained",
+        "n_total",
         "accuracy",
         "accuracy_ci95",
         "macro_f1",
@@ -218,12 +225,14 @@ def test_compute_metrics_keys_and_json():
         "macro_f1_4",
         "macro_f1_no_direct",
         "per_class",
+        "per_class_f1",
         "confusion_matrix",
         "tool_hallucination_rate",
         "answer_hallucination_rate",
-        "param_hallucination_rate",
+        "parameter_hallucination_rate",
         "n_missing_predictions",
         "n_invalid_labels",
+        "missing_as_cannot_answer",
     ]
     json.dumps(result, allow_nan=False)
     assert result["macro_f1"] == pytest.approx(25 / 48)
@@ -236,11 +245,11 @@ def test_compute_metrics_keys_and_json():
 def test_compute_metrics_with_no_examples():
     result = compute_metrics([], {"x": T})
     json.dumps(result, allow_nan=False)
-    assert result["n_examples"] == 0
-    for key in ("accuracy", "accuracy_ci95", "macro_f1", "macro_f1_ci95", "macro_f1_4", "macro_f1_no_direct"):
-        assert result[key] is None
-    for key in ("tool_hallucination_rate", "answer_hallucination_rate", "param_hallucination_rate"):
-        assert result[key] == {"rate": None, "numerator": 0, "denominator": 0}
+    assert result["n_total"] == 0 and result["n_planned"] == 0
+    # nothing obtained: no metric at all rather than nulls that a script could read as scores
+    for key in ("accuracy", "accuracy_ci95", "macro_f1", "macro_f1_ci95", "macro_f1_4", "macro_f1_no_direct",
+                "tool_hallucination_rate", "answer_hallucination_rate", "parameter_hallucination_rate"):
+        assert key not in result
 
 
 # --- bootstrap intervals ------------------------------------------------------------

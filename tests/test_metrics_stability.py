@@ -91,7 +91,7 @@ def test_summary_hand_computed():
     ]
     summary = stability_summary(rows)
     json.dumps(summary, allow_nan=False)
-    assert summary["n_examples"] == 4
+    assert summary["n_total"] == 4
     assert summary["k"] == 3
     assert summary["stability_at_k"] == 0.5  # rows 1, 2
     assert summary["mean_consistency_at_k"] == pytest.approx((1 + 1 + 2 / 3 + 1 / 3) / 4)  # 0.75
@@ -122,7 +122,7 @@ def test_summary_with_mixed_run_counts_has_no_single_k():
 def test_summary_of_nothing():
     summary = stability_summary([])
     json.dumps(summary, allow_nan=False)
-    assert summary["n_examples"] == 0
+    assert summary["n_total"] == 0
     assert summary["k"] is None
     assert summary["stability_at_k"] is None
     assert summary["mean_flip_rate"] is None

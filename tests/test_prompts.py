@@ -13,6 +13,9 @@ from w2c_tui.prompts.families import (
     BOS,
     FAMILIES,
     detect_family,
+    fallback_note,
+    falls_back_to_plain,
+    known_family,
     render_context,
     resolve_family,
 )
@@ -142,7 +145,23 @@ def test_mcq_prompt_lists_answers_in_label_order():
         ("gpt-oss-120b", "harmony"),
         ("openai/GPT-OSS-20B", "harmony"),
         ("Qwen/Qwen2.5-7B-Instruct", "chatml"),
-        ("deepseek-r1-distill-qwen-32b", "chatml"),
+        # DeepSeek's distilled models use DeepSeek's own format, not their base model's
+        ("deepseek-r1-distill-qwen-32b", "plain"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "plain"),
+        ("smollm2-135m-instruct", "chatml"),
+        ("HuggingFaceTB/SmolLM-360M-Instruct", "chatml"),
+        ("smollm2:135m", "chatml"),
+        ("HuggingFaceTB/SmolLM3-3B", "plain"),
+        ("NousResearch/Hermes-3-Llama-3.1-8B", "chatml"),
+        ("Nous-Hermes-2-Mixtral-8x7B-DPO", "chatml"),
+        ("teknium/OpenHermes-2.5-Mistral-7B", "chatml"),
+        ("hermes3:8b", "chatml"),
+        ("NousResearch/Hermes-4-70B", "plain"),
+        ("dolphin-2.9-llama3-8b", "chatml"),
+        ("01-ai/Yi-1.5-34B-Chat", "plain"),
+        ("microsoft/phi-4", "plain"),
+        ("ibm-granite/granite-3.3-8b-instruct", "plain"),
+        ("allenai/OLMo-2-1124-7B-Instruct", "plain"),
         ("meta-llama/Llama-3.3-70B-Instruct", "llama3"),
         ("llama3.1:8b", "llama3"),
         ("llama-4-scout", "llama4"),
@@ -158,6 +177,17 @@ def test_mcq_prompt_lists_answers_in_label_order():
 )
 def test_detect_family(model_id, family):
     assert detect_family(model_id) == family
+
+
+def test_fallback_to_plain_is_told_apart_from_a_known_family():
+    assert falls_back_to_plain("gemini-2.0-flash", None)
+    assert falls_back_to_plain("gemini-2.0-flash", " Auto ")
+    assert falls_back_to_plain("deepseek-r1-distill-qwen-32b", "")
+    assert not falls_back_to_plain("gemini-2.0-flash", "plain")  # chosen, not a fallback
+    assert not falls_back_to_plain("smollm2-135m-instruct", "auto")
+    assert not falls_back_to_plain("sim-small", None)  # the demo's model is plain on purpose
+    assert known_family("llama-2-7b") is None and known_family("qwen2.5") == "chatml"
+    assert fallback_note("m-x") == "template family: plain (no known family for model m-x — set [models] template_family)"
 
 
 def test_resolve_family_override_and_auto():

@@ -82,14 +82,14 @@ async def test_launch_monitor_browse_trace_compare(workspace):
         await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
         await wait_for(pilot, lambda: app.launch_records and app.launch_records[0].ended, timeout=60)
         record = app.launch_records[0]
-        assert record.status == "finished", record.error
+        assert record.status == "complete", record.error
         assert len(record.sessions) == 2
         await pilot.pause(0.5)
         panel = app.screen.current_panel()
         snap = panel.last_snapshot
         assert set(snap["pipelines"]) == {"mcq", "mcq_logprob"}
-        assert all(p["status"] == "done" and p["done"] == p["total"] for p in snap["pipelines"].values())
-        assert "done" in visible_text(panel.query_one(ProgressTable))
+        assert all(p["status"] == "complete" and p["done"] == p["total"] for p in snap["pipelines"].values())
+        assert "complete" in visible_text(panel.query_one(ProgressTable))
         assert app.running_launches == 0
 
         # Leaving the Monitor and coming back keeps the session on show (a regression: the

@@ -47,7 +47,7 @@ class FrozenState:
             "pipelines": {
                 "llm_judge": {"total": 300, "done": 212, "failed": 0, "status": "running", "rate": 4.1,
                               "eta_seconds": 21.0, "accuracy": 0.71, "macro_f1": 0.68, "confusion": confusion},
-                "mcq": {"total": 300, "done": 300, "failed": 0, "status": "done", "rate": 0.0,
+                "mcq": {"total": 300, "done": 300, "failed": 0, "status": "complete", "rate": 0.0,
                         "eta_seconds": None, "accuracy": 0.64, "macro_f1": 0.61, "confusion": confusion},
                 "mcq_logprob": {"total": 300, "done": 118, "failed": 2, "status": "running", "rate": 9.8,
                                 "eta_seconds": 18.0, "accuracy": 0.52, "macro_f1": 0.49, "confusion": confusion},

@@ -159,7 +159,7 @@ class ApiClient:
     async def completions(
         self,
         model: str,
-        prompt: str | list[str],
+        prompt: str | list[str] | list[int] | list[list[int]],
         *,
         max_tokens: int = 1,
         echo: bool = True,
@@ -179,7 +179,7 @@ class ApiClient:
         if seed is not None:
             body["seed"] = seed
         settings = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "echo": echo,
-                    "logprobs": logprobs, "n_prompts": len(prompt) if isinstance(prompt, list) else 1}
+                    "logprobs": logprobs, "n_prompts": n_prompts(prompt)}
         provider = self._provider(self.route(model))
         success = await self._call(provider, "POST", COMPLETIONS_ENDPOINT, None, body, model, settings, ctx, True)
         assert success is not None
@@ -188,13 +188,19 @@ class ApiClient:
     async def tokenize(
         self, model: str, text: str, *, add_special_tokens: bool | None = None, ctx: CallContext | None = None
     ) -> list[int] | None:
-        """Token ids from vLLM's /tokenize, or None when the provider has no such endpoint (remembered)."""
+        """Token ids from the server's tokenizer endpoint, or None when it has none (remembered).
+
+        vLLM and llama.cpp's server answer at the root `/tokenize`, llama-cpp-python at
+        `/extras/tokenize`; each reads its own field for the text (`prompt`, `content`,
+        `input`) and ignores the others, so one body serves them all.
+        """
         provider = self._provider(self.route(model))
         if not provider.has_tokenize:
             return None
-        body: dict[str, Any] = {"model": model, "prompt": text}
+        body: dict[str, Any] = {"model": model, "prompt": text, "content": text, "input": text}
         if add_special_tokens is not None:
             body["add_special_tokens"] = add_special_tokens
+            body["add_special"] = add_special_tokens
         settings = {"add_special_tokens": add_special_tokens}
         candidates = [provider.tokenize_url] if provider.tokenize_url else tokenize_urls(provider.settings.base_url)
         for index, url in enumerate(candidates):
@@ -208,6 +214,11 @@ class ApiClient:
                 return tokens
         provider.has_tokenize = False
         return None
+
+    def tokenizer_url(self, model: str) -> str | None:
+        """The tokenizer endpoint found for `model`'s provider by an earlier `tokenize`, if any."""
+        provider = self._active.get(self.route(model).name)
+        return provider.tokenize_url if provider is not None else None
 
     async def models(self, provider_name: str | None = None) -> list[str]:
         """Model ids the provider lists at GET /models (the default provider when no name is given)."""
@@ -294,6 +305,7 @@ class ApiClient:
             if outcome.ok:
                 self._count_usage(provider, outcome.data)
                 self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                observer.on_response(name, endpoint, model, outcome.data, outcome.headers, ctx)
                 return _Success(outcome.data, outcome.latency_ms, attempt)
 
             if outcome.status in absent_statuses:
@@ -378,10 +390,19 @@ class ApiClient:
 
 
 def tokenize_urls(base_url: str) -> list[str]:
-    """vLLM serves /tokenize at the server root, beside /v1; some proxies put it under /v1."""
+    """Where tokenizers live: vLLM's and llama.cpp's at the server root, beside /v1, some proxies
+    under /v1, llama-cpp-python's at /extras/tokenize."""
     base = base_url.rstrip("/")
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     urls = [root + TOKENIZE_ENDPOINT]
     if root != base:
         urls.append(base + TOKENIZE_ENDPOINT)
+    urls.append(root + "/extras" + TOKENIZE_ENDPOINT)
     return urls
+
+
+def n_prompts(prompt: Any) -> int:
+    """How many prompts a completions `prompt` holds: a string or one list of token ids is one."""
+    if isinstance(prompt, list) and prompt and not isinstance(prompt[0], int):
+        return len(prompt)
+    return 1

@@ -25,6 +25,9 @@ class CallObserver:
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
         """The request finished (ok = a usable 2xx answer)."""
 
+    def on_response(self, provider: str, endpoint: str, model: str | None, data: Any, headers: Any, ctx: CallContext | None) -> None:
+        """A usable 2xx answer: its parsed body and response headers (what the server says about itself)."""
+
     def on_compat(self, provider: str, kind: str, details: str, ctx: CallContext | None) -> None:
         """The client learned a parameter workaround for this provider (reported once per kind),
         from the call `ctx` made."""

@@ -76,7 +76,7 @@ def build_record(
     record = {
         "ts_utc": utc_now(),
         "provider": provider,
-        "base_url": base_url,
+        "base_url": _without_userinfo(base_url),
         "model": model,
         "endpoint": endpoint,
         "settings": settings,
@@ -93,6 +93,13 @@ def build_record(
         "usage": usage if isinstance(usage, dict) else None,
     }
     return record
+
+
+def _without_userinfo(url: str) -> str:
+    """https://user:pw@host/v1 -> https://host/v1: credentials in a URL stay out of traces."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}" if sep and "@" in authority else url
 
 
 def _clean_response(response: Any, raw: bytes | None, raw_is_json: bool, secrets: tuple[str, ...]) -> Any:

@@ -9,8 +9,9 @@ import signal
 import sys
 
 from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
-from w2c_tui.cli.common import add_config_argument, fmt, load
+from w2c_tui.cli.common import add_config_argument, load
 from w2c_tui.cli.progress import SIMULATED_NOTE, show_progress
+from w2c_tui.status import COMPLETE, REFUSED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--only", action="append", metavar="PIPELINE", help="llm_judge, mcq, mcq_logprob or stability (repeatable)"
     )
+    parser.add_argument(
+        "--resume-session",
+        metavar="PATH_OR_FINGERPRINT",
+        help="continue this session although its server's URL changed (same model and settings, moved gateway)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -29,22 +35,27 @@ def run(args: argparse.Namespace) -> int:
 
     loaded = load(args)
     try:
-        launch = Launch(loaded, run_key=args.run_key, models=args.model, only=args.only)
+        launch = Launch(
+            loaded, run_key=args.run_key, models=args.model, only=args.only, resume_session=args.resume_session
+        )
     except LaunchError as exc:
         print(f"w2c-tui: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if launch.simulated:
         print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
+    launch.notify = lambda message: print(f"w2c-tui: {message}", file=sys.stderr)
     try:
         outcomes = asyncio.run(_run(launch))
     except LaunchError as exc:
         print(f"w2c-tui: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     ok = bool(outcomes) and all(o.ok for o in outcomes)
+    # A pipeline the server cannot serve was named on stderr before the run; the rest ran.
+    refused = any(p.status == REFUSED for state in launch.states.values() for p in state.pipelines.values())
     for outcome in outcomes:
         _print_summary(outcome, simulated=launch.simulated)
         for name, pipeline in outcome.state.snapshot()["pipelines"].items():
-            if pipeline["status"] != "done":
+            if pipeline["status"] not in (COMPLETE, REFUSED):
                 reason = pipeline["message"] or f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
                 print(f"w2c-tui: {name} {pipeline['status']}: {reason}", file=sys.stderr)
     if not ok:
@@ -54,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         )
     for outcome in outcomes:
         print(outcome.plan.paths.root)
+    if refused:
+        return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_INCOMPLETE
 
 
@@ -78,9 +91,6 @@ def _print_summary(outcome, *, simulated: bool) -> None:
     note = "  [SIMULATED]" if simulated else ""
     print(f"{outcome.plan.target_model}  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{note}")
     for pipeline in info.pipelines:
-        m = pipeline.metrics or {}
-        status = outcome.statuses.get(pipeline.exp_name, pipeline.status)
-        print(
-            f"  {pipeline.exp_name:<34} {status:<9} n={fmt(m.get('n_examples'))}  acc {fmt(m.get('accuracy'))}  "
-            f"macro_f1 {fmt(m.get('macro_f1'))}  f1_4 {fmt(m.get('macro_f1_4'))}"
-        )
+        from w2c_tui.cli.sessions_cmd import pipeline_line
+
+        print(pipeline_line(pipeline.exp_name, outcome.statuses.get(pipeline.exp_name, pipeline.status), pipeline.metrics))

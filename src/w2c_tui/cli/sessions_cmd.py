@@ -33,13 +33,56 @@ def sessions(args: argparse.Namespace) -> int:
     if not found:
         print(f"no sessions under {workdir_of(args)}")
         return 0
-    print(f"{'run key':<28} {'fingerprint':<16} {'target model':<28} {'status':<8} {'n':>5}  created")
+    print(f"{'run key':<28} {'fingerprint':<16} {'target model':<28} {'status':<9} {'n':>5}  created")
     for s in found:
+        tags = ("  [sim]" if s.simulated else "") + ("  [earlier suite]" if s.origin == "earlier-suite" else "")
         print(
-            f"{s.run_key[:28]:<28} {s.fingerprint:<16} {s.target_model[:28]:<28} {s.status:<8} "
-            f"{fmt(s.n_examples):>5}  {s.created_at[:19]}{'  [sim]' if s.simulated else ''}"
+            f"{s.run_key[:28]:<28} {s.fingerprint:<16} {s.target_model[:28]:<28} {s.status:<9} "
+            f"{fmt(s.n_examples):>5}  {s.created_at[:19]}{tags}"
         )
     return 0
+
+
+def pipeline_line(exp_name: str, status: str, metrics: dict | None) -> str:
+    """One pipeline: status, n_obtained/n_planned and the headline metrics, or `no metric`."""
+    from w2c_tui.metrics.compute import coverage_text
+    from w2c_tui.status import with_hint
+
+    m = metrics or {}
+    line = f"  {exp_name:<34} {with_hint(status):<22} {coverage_text(m):<18}"
+    if "accuracy" not in m:
+        return line + " no metric (no answer obtained)" if m else line + " no metrics.json"
+    line += (
+        f" acc {fmt(m.get('accuracy'))} macro_f1 {fmt(m.get('macro_f1'))} f1_4 {fmt(m.get('macro_f1_4'))}"
+        f" f1_no_direct {fmt(m.get('macro_f1_no_direct'))}"
+    )
+    if "stability_at_k" in m:
+        line += f" stability@k {fmt(m.get('stability_at_k'))} consistency {fmt(m.get('mean_consistency_at_k'))}"
+    return line
+
+
+def _audit_line(summary: dict) -> str:
+    def counts(by_type: dict) -> str:
+        return ", ".join(f"{k} ×{v}" for k, v in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    text = f"      audit: {summary.get('total_events', 0)} outstanding events"
+    if summary.get("by_fallback_type"):
+        text += f" ({counts(summary['by_fallback_type'])})"
+    text += f", {summary.get('forced_fallback_events', 0)} forced"
+    if summary.get("resolved_by_resume"):
+        text += f"; resolved by resume: {counts(summary['resolved_by_resume'])}"
+    return text
+
+
+def _pipeline_json(p) -> dict:
+    from w2c_tui.metrics.compute import coverage
+
+    obtained, planned = coverage(p.metrics)
+    document = {"status": p.status, "n_obtained": obtained, "n_planned": planned, "audit": p.audit_summary}
+    if p.origin == "earlier-suite":
+        document["stored_metrics"] = p.stored
+        document["comparison"] = p.comparison
+    return document
 
 
 def show(args: argparse.Namespace) -> int:
@@ -52,18 +95,50 @@ def show(args: argparse.Namespace) -> int:
     if info.manifest is None and not info.pipelines:
         raise CliError(f"{root}: not a session folder (no manifest.json and no checkpoints/)")
     if args.json:
-        print(json.dumps({"session": info.summary(), "metrics": {p.exp_name: p.metrics for p in info.pipelines}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "session": info.summary(),
+                    "metrics": {p.exp_name: p.metrics for p in info.pipelines},
+                    "pipelines": {p.exp_name: _pipeline_json(p) for p in info.pipelines},
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"session {info.fingerprint}  run {info.run_key}  target {info.target_model}  status {info.status}")
+    from w2c_tui.status import with_hint
+
+    earlier = info.origin == "earlier-suite"
+    print(
+        f"session {info.fingerprint}  run {info.run_key}  target {info.target_model}  status {with_hint(info.status)}"
+        + ("  [written by the earlier suite: metrics below are ours, recomputed from its checkpoints]" if earlier else "")
+    )
     for p in info.pipelines:
         m = p.metrics or {}
-        line = (
-            f"  {p.exp_name:<34} {p.status:<8} n={fmt(m.get('n_examples'))} acc {fmt(m.get('accuracy'))} "
-            f"macro_f1 {fmt(m.get('macro_f1'))} f1_4 {fmt(m.get('macro_f1_4'))} f1_no_direct {fmt(m.get('macro_f1_no_direct'))}"
-        )
-        if "stability_at_k" in m:
-            line += f" stability@k {fmt(m.get('stability_at_k'))} consistency {fmt(m.get('mean_consistency_at_k'))}"
-        print(line)
+        print(pipeline_line(p.exp_name, p.status, m))
         for variant, vm in (m.get("variants") or {}).items():
             print(f"      {variant:<12} acc {fmt(vm.get('accuracy'))} macro_f1 {fmt(vm.get('macro_f1'))}")
+        legacy = m.get("missing_as_cannot_answer")
+        if legacy and m.get("n_missing_predictions"):
+            print(
+                f"      missing_as_cannot_answer (earlier convention, comparison only): acc {fmt(legacy.get('accuracy'))} "
+                f"macro_f1 {fmt(legacy.get('macro_f1'))} n_total {fmt(legacy.get('n_total'))}"
+            )
+        if earlier:
+            _print_comparison(p)
+        print(_audit_line(p.audit_summary))
     return 0
+
+
+def _print_comparison(p) -> None:
+    if p.stored is None:
+        print("      stored by the earlier suite: none (no outputs/<exp>/metrics_<exp>.json)")
+        return
+    rows = p.comparison
+    if not rows:
+        print("      stored by the earlier suite: no metric we can compare")
+        return
+    print(f"      {'metric':<30} {'stored':>8} {'ours':>8}")
+    for row in rows:
+        flag = ("  differs: " + row["note"]) if row["by_design"] else ("  DIFFERS" if row["differs"] else "")
+        print(f"      {row['key']:<30} {fmt(row['stored']):>8} {fmt(row['ours']):>8}{flag}")

@@ -8,9 +8,13 @@ In the fingerprint (documented in docs/configuration.md):
   run       api_seed
   pipelines temperatures, max token limits, native tools for the target
   stability every sweep's method, k and temperatures
+  endpoint  simulated or not, and the identity of the server of the target and of the judge
+            model: "simulated" for the built-in endpoint (its port changes every start),
+            else the provider's `endpoint_id`, else its normalised base URL (no userinfo,
+            query or trailing slash), so a change of server starts a new session
 Left out, so that changing them resumes the same session: which pipelines are switched on
 (each writes its own checkpoint folder), concurrency, rate limits, timeouts, retry policy,
-provider URLs and tokens, paths, MLflow settings, [debug] and [available_models].
+tokens, paths, MLflow settings, [debug] and [available_models].
 """
 
 from __future__ import annotations
@@ -18,11 +22,54 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from w2c_tui.config.schema import Settings
 
 
-def fingerprint_payload(settings: Settings, target_model: str, dataset_sha256: str, family: str) -> dict[str, Any]:
+SIMULATED_ENDPOINT = "simulated"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def normalize_url(url: str) -> str:
+    """A base URL as an identity: lower-case scheme and host, no userinfo, query, fragment,
+    default port or trailing slash. Credentials in a URL never reach a file this way."""
+    text = (url or "").strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:  # not a URL we can take apart: keep it, minus anything before '@'
+        return text.rsplit("@", 1)[-1].rstrip("/")
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    return urlunsplit((scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def endpoint_identity(base_url: str, endpoint_id: str = "") -> str:
+    """What names a server in the fingerprint: the configured label, else the URL.
+
+    A label that is a URL is normalised like one, so `endpoint_id = "<old base_url>"` gives
+    the fingerprint the session had before its gateway moved.
+    """
+    label = (endpoint_id or "").strip()
+    if not label:
+        return normalize_url(base_url)
+    return normalize_url(label) if label.lower().startswith(("http://", "https://")) else label
+
+
+def fingerprint_payload(
+    settings: Settings,
+    target_model: str,
+    dataset_sha256: str,
+    family: str,
+    endpoint: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`endpoint` ({simulated, target, judge}) is None only for the payload of sessions made
+    before endpoints were part of it (used to recognise them on an explicit resume)."""
     data = settings.data
     models = settings.models
     pipes = settings.pipelines
@@ -31,7 +78,7 @@ def fingerprint_payload(settings: Settings, target_model: str, dataset_sha256: s
         for name in (target_model, models.judge_model)
         if name in models.reasoning_models
     }
-    return {
+    payload: dict[str, Any] = {
         "data": {
             "dataset_sha256": dataset_sha256,
             "use_full_dataset": data.use_full_dataset,
@@ -57,6 +104,9 @@ def fingerprint_payload(settings: Settings, target_model: str, dataset_sha256: s
         },
         "stability": [sweep.model_dump() for sweep in settings.stability.sweeps],
     }
+    if endpoint is not None:
+        payload["endpoint"] = {key: endpoint.get(key) for key in ("simulated", "target", "judge")}
+    return payload
 
 
 def canonical_json(payload: Any) -> str:

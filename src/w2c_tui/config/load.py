@@ -11,6 +11,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, ValidationError
@@ -48,6 +49,8 @@ class LoadedConfig:
     def secrets(self) -> list[str]:
         """Provider tokens and MLflow credentials: never written, logged or shown."""
         tokens = [p.token for p in self.settings.providers.values() if p.token]
+        # A password in a base_url (https://user:password@host) is a credential too.
+        tokens += [password for p in self.settings.providers.values() if (password := urlsplit(p.base_url).password)]
         return tokens + [self.environ[k] for k in MLFLOW_SECRET_VARIABLES if self.environ.get(k)]
 
 

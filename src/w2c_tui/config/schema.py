@@ -36,6 +36,9 @@ class ProviderSettings(Section):
     max_concurrency: int = Field(default=16, ge=1, le=1024)
     requests_per_minute: int = Field(default=0, ge=0)
     default: bool = False
+    # A stable name for the server in the session fingerprint, used instead of base_url
+    # (e.g. when a gateway moves but serves the same deployment).
+    endpoint_id: str = ""
 
     @field_validator("base_url")
     @classmethod

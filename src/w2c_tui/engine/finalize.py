@@ -38,9 +38,11 @@ def metrics_for(
         metrics["n_lcp_split"] = sum(1 for r in rows.values() if r.get("used_lcp_split"))
     if exp_name.startswith("stability_"):
         wanted = {e.uuid for e in examples}
-        summary = stability_summary([row for uuid, row in rows.items() if uuid in wanted])
-        summary.pop("mode_classification", None)  # the classification keys above are of the modal labels
-        metrics.update(summary)
+        obtained = [row for uuid, row in rows.items() if uuid in wanted]
+        if obtained:  # no row obtained: no stability metric either
+            summary = stability_summary(obtained)
+            summary.pop("mode_classification", None)  # the classification keys above are of the modal labels
+            metrics.update(summary)
     return metrics
 
 
@@ -60,9 +62,15 @@ def _metrics_emitter(audit: AuditLog):
     return emit
 
 
-def write_summaries(paths: SessionPaths, exp_name: str, metrics: dict[str, Any]) -> dict[str, Any]:
-    """Write metrics.json and audit_summary.json under artifacts_local/<exp_name>/."""
-    audit_summary = summarize(read_events(paths.audit_file(exp_name)))
+def write_summaries(
+    paths: SessionPaths, exp_name: str, metrics: dict[str, Any], obtained: set[str] | None = None
+) -> dict[str, Any]:
+    """Write metrics.json and audit_summary.json under artifacts_local/<exp_name>/.
+
+    `obtained` (UUIDs with a row now) lets the audit summary count missing/skipped events
+    that a resume has since resolved as history rather than outstanding.
+    """
+    audit_summary = summarize(read_events(paths.audit_file(exp_name)), obtained)
     write_json_atomic(paths.metrics_file(exp_name), metrics)
     write_json_atomic(paths.artifacts(exp_name) / AUDIT_SUMMARY_FILE, audit_summary)
     return audit_summary

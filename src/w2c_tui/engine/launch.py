@@ -10,24 +10,29 @@ import asyncio
 import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import httpx
 
 from w2c_tui import __version__
 from w2c_tui.api import ApiClient, ProviderSettings, RetryPolicy, route
 from w2c_tui.api.providers import is_loopback_url
-from w2c_tui.config import LoadedConfig, token_variable
+from w2c_tui.config import LoadedConfig
 from w2c_tui.data.when2call import DataError
+from w2c_tui.engine.capabilities import check_logprob_support
+# api_providers and SIM_PROVIDER moved to engine/endpoint.py; still importable from here.
+from w2c_tui.engine.endpoint import SIM_PROVIDER, api_providers, public_providers, strip_url_credentials  # noqa: F401
 from w2c_tui.engine.observer import SessionObserver
 from w2c_tui.engine.plan import PlanError, SessionPlan, plan_sessions, resolve_run_key
+from w2c_tui.engine.resume import find_session, retarget
 from w2c_tui.engine.runner import SessionRunner
 from w2c_tui.engine.state import RunState
 from w2c_tui.redaction import Redactor
-from w2c_tui.store.session import ManifestError, open_manifest
+from w2c_tui.status import REFUSED
+from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.store.lock import SessionLock, SessionLockedError
+from w2c_tui.store.session import ManifestError, open_manifest, read_manifest, record_server_identity, server_identity
 from w2c_tui.tracking import track_session
-
-SIM_PROVIDER = "sim"
 
 
 class LaunchError(ValueError):
@@ -42,30 +47,12 @@ class SessionOutcome:
 
     @property
     def ok(self) -> bool:
-        return bool(self.statuses) and all(s == "done" for s in self.statuses.values())
-
-
-def api_providers(loaded: LoadedConfig, sim_url: str | None = None) -> list[ProviderSettings]:
-    if sim_url is not None:
-        return [ProviderSettings(name=SIM_PROVIDER, base_url=sim_url, token=None, token_env_hint="", model_prefixes=[], max_concurrency=32, is_default=True)]
-    return [
-        ProviderSettings(
-            name=name,
-            base_url=p.base_url,
-            token=p.token or None,
-            token_env_hint=token_variable(name, p),
-            model_prefixes=list(p.model_prefixes),
-            max_concurrency=p.max_concurrency,
-            requests_per_minute=p.requests_per_minute,
-            is_default=p.default,
-        )
-        for name, p in loaded.settings.providers.items()
-    ]
+        return bool(self.statuses) and all(s == "complete" for s in self.statuses.values())
 
 
 def redacted_config(loaded: LoadedConfig) -> dict[str, Any]:
-    """The settings for the manifest: `token` keys masked, secret values scrubbed."""
-    return Redactor(loaded.secrets).data(loaded.settings.model_dump(mode="json"))
+    """The settings for the manifest: `token` keys masked, secret values scrubbed, no userinfo in URLs."""
+    return strip_url_credentials(Redactor(loaded.secrets).data(loaded.settings.model_dump(mode="json")))
 
 
 class Launch:
@@ -76,11 +63,15 @@ class Launch:
         run_key: str | None = None,
         models: list[str] | None = None,
         only: list[str] | None = None,
+        resume_session: str | None = None,
     ) -> None:
         self.loaded = loaded
         try:
-            self.run_key = resolve_run_key(loaded, run_key)
-            self.plans = plan_sessions(loaded, self.run_key, models=models, only=only)
+            if resume_session:
+                self.run_key, self.plans = _resume_plans(loaded, resume_session, run_key, models, only)
+            else:
+                self.run_key = resolve_run_key(loaded, run_key)
+                self.plans = plan_sessions(loaded, self.run_key, models=models, only=only)
         except (PlanError, DataError, ValueError) as exc:
             raise LaunchError(str(exc)) from None
         self.redactor = Redactor(loaded.secrets)
@@ -91,6 +82,8 @@ class Launch:
             state.session_dir = str(plan.paths.root)
             state.simulated = self.simulated
         self._runners: list[SessionRunner] = []
+        self.logprob_support: dict[str, Any] = {}  # fingerprint -> what the capability probe found
+        self.notify: Callable[[str], None] = lambda message: None  # the CLI prints, the TUI notifies
         self._cancelled = False
 
     def models_used(self, plan: SessionPlan) -> list[str]:
@@ -153,12 +146,73 @@ class Launch:
             providers = api_providers(self.loaded, sim_url)
             self.check_tokens(providers)
             await self.preflight(providers)
+            self.logprob_support = await check_logprob_support(
+                self.plans,
+                providers,
+                self.states,
+                policy=self._policy(),
+                timeout_seconds=self.loaded.settings.http.timeout_seconds,
+                notify=self.notify,
+            )
+            if not any(plan.exp_names for plan in self.plans):
+                raise LaunchError(next(s.problem for s in self.logprob_support.values() if s.problem))
             outcomes = []
             for plan in self.plans:
+                if not plan.exp_names:
+                    continue
                 if self._cancelled:
                     break
-                outcomes.append(await self._run_session(plan, providers))
+                outcomes.append(await self._run_locked(plan, providers))
             return outcomes
+
+    async def _run_locked(self, plan: SessionPlan, providers: list[ProviderSettings]) -> SessionOutcome:
+        """One writer per session: the lock is held from the manifest to the last row."""
+        lock = SessionLock(plan.paths.root)
+        try:
+            stale = lock.acquire()
+        except SessionLockedError as exc:
+            raise LaunchError(str(exc)) from None
+        except OSError as exc:
+            raise LaunchError(f"{plan.paths.root}: cannot create the session lock ({exc.strerror})") from None
+        try:
+            if stale is not None:
+                # A session-wide event: in the audit log of every pipeline of this launch.
+                for exp_name in plan.exp_names:
+                    audit = AuditLog(
+                        plan.paths.audit_file(exp_name),
+                        AuditContext(plan.paths.run_key, plan.fingerprint, exp_name, self.loaded.settings.run.api_seed),
+                    )
+                    audit.listeners.append(self.states[plan.fingerprint].add_event)
+                    audit.emit("session_lock_taken_over", stage="resume", details={"previous_owner": stale, "lock_file": lock.path.name})
+                    audit.close()
+            return await self._run_session(plan, providers)
+        finally:
+            lock.release()
+
+    def _watch_server_identity(self, plan: SessionPlan, observer: SessionObserver) -> None:
+        """The launch's first target-model answer says who serves it; a change is audited in
+        every pipeline that gets answers from that server in this launch."""
+        change: list[dict[str, Any]] = []  # [{from, to}] once the first answer showed a change
+        recorded = False
+
+        def seen(exp_name: str, endpoint: str, data: Any, headers: Any) -> None:
+            nonlocal recorded
+            if not recorded:
+                recorded = True
+                identity = server_identity(data, headers.get("server") if headers is not None else None)
+                identity = {k: (self.redactor.text(v) if isinstance(v, str) else v) for k, v in identity.items()}
+                identity["endpoint"] = endpoint
+                try:
+                    before = record_server_identity(plan.paths, identity)
+                except OSError:  # a note about the server must not stop the evaluation
+                    return
+                if before is not None:
+                    change.append({"from": before, "to": {k: identity.get(k) for k in before}})
+            audit = observer.audit_logs.get(exp_name)
+            if change and audit is not None:
+                audit.emit("endpoint_identity_changed", stage="request", details=change[0])
+
+        observer.watch_target(plan.target_model, seen)
 
     async def _run_session(self, plan: SessionPlan, providers: list[ProviderSettings]) -> SessionOutcome:
         settings = self.loaded.settings
@@ -168,13 +222,9 @@ class Launch:
         except (ManifestError, OSError) as exc:
             raise LaunchError(str(exc)) from None
         observer = SessionObserver(plan.paths, state)
+        self._watch_server_identity(plan, observer)
         http = settings.http
-        policy = RetryPolicy(
-            max_retries=http.max_retries,
-            base_delay_seconds=http.base_delay_seconds,
-            max_delay_seconds=http.max_delay_seconds,
-            retry_sleep_seconds=http.retry_sleep_seconds,
-        )
+        policy = self._policy()
         target_provider = route(plan.target_model, providers)
         state.max_concurrency = target_provider.max_concurrency
         client = ApiClient(providers, policy, http.timeout_seconds, observer=observer, secrets=self.loaded.secrets)
@@ -182,6 +232,9 @@ class Launch:
             self.loaded, plan, client, state, self.redactor,
             workers=target_provider.max_concurrency, audit_logs=observer.audit_logs,
         )
+        support = self.logprob_support.get(plan.fingerprint)
+        if support is not None and support.usable:
+            runner.capabilities[("logprob_support", target_provider.name, plan.target_model)] = support
         self._runners.append(runner)
         state.phase = "evaluating"
         try:
@@ -205,8 +258,20 @@ class Launch:
         state.phase = "finished"
         return SessionOutcome(plan, state, statuses)
 
+    def _policy(self) -> RetryPolicy:
+        http = self.loaded.settings.http
+        return RetryPolicy(
+            max_retries=http.max_retries,
+            base_delay_seconds=http.base_delay_seconds,
+            max_delay_seconds=http.max_delay_seconds,
+            retry_sleep_seconds=http.retry_sleep_seconds,
+        )
+
     def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
         settings = self.loaded.settings
+        support = self.logprob_support.get(plan.fingerprint)
+        state = self.states[plan.fingerprint]
+        refused = {name: p.message for name, p in state.pipelines.items() if p.status == REFUSED}
         open_manifest(
             plan.paths,
             redacted_config(self.loaded),
@@ -222,8 +287,12 @@ class Launch:
                     "size_bytes": plan.dataset_path.stat().st_size,
                 },
                 "simulated": self.simulated,
-                "providers": {p.name: p.base_url for p in providers},
+                "endpoint": plan.endpoint,
+                "providers": public_providers(providers),
                 "w2c_tui_version": __version__,
+                # What the capability probe found, and the pipelines it refused (never run here).
+                **({"logprob_probe": self.redactor.data(support.to_json())} if support is not None else {}),
+                **({"refused_pipelines": refused} if refused else {}),
             },
         )
 
@@ -241,3 +310,17 @@ class Launch:
 
         with SimServer(SimSettings(seed=self.loaded.settings.run.api_seed)) as server:
             yield server.base_url
+
+
+def _resume_plans(
+    loaded: LoadedConfig, value: str, run_key: str | None, models: list[str] | None, only: list[str] | None
+) -> tuple[str, list[SessionPlan]]:
+    """The one plan of `--resume-session`, writing into the named session folder."""
+    paths = find_session(loaded, value, (run_key or "").strip() or None)
+    if run_key and run_key.strip() and resolve_run_key(loaded, run_key) != paths.run_key:
+        raise PlanError(f"--resume-session {value}: the session is in run key '{paths.run_key}', not '{run_key}'")
+    manifest = read_manifest(paths) or {}
+    target = manifest.get("target_model")
+    chosen = models or ([target] if isinstance(target, str) and target else None)
+    plans = plan_sessions(loaded, paths.run_key, models=chosen, only=only)
+    return paths.run_key, [retarget(loaded, plans, paths)]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from w2c_tui.api.trace import CallContext
 from w2c_tui.engine.state import RunState
 from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.jsonl import JsonlAppender
 from w2c_tui.store.layout import SessionPaths
+
+GENERATION_ENDPOINTS = ("/chat/completions", "/completions")  # not /models or /tokenize
 
 
 class SessionObserver:
@@ -19,6 +21,23 @@ class SessionObserver:
         self.state = state
         self._traces: dict[str, JsonlAppender] = {}
         self.audit_logs: dict[str, AuditLog] = {}  # exp_name -> its audit log, filled by the runner
+        self._target: str | None = None
+        self._on_target_answer: Callable[[str, str, Any, Any], None] | None = None
+        self._answered: set[str] = set()  # exp_names that got their first target answer
+
+    def watch_target(self, model: str, callback: Callable[[str, str, Any, Any], None]) -> None:
+        """Call `callback(exp_name, endpoint, body, headers)` for each pipeline's first answer of `model`."""
+        self._target, self._on_target_answer = model, callback
+
+    def on_response(self, provider: str, endpoint: str, model: str | None, data: Any, headers: Any, ctx: Any) -> None:
+        callback = self._on_target_answer
+        if callback is None or model != self._target or endpoint not in GENERATION_ENDPOINTS:
+            return
+        exp_name = getattr(ctx, "exp_name", None) or "_unattributed"
+        if exp_name in self._answered:
+            return
+        self._answered.add(exp_name)
+        callback(exp_name, endpoint, data, headers)
 
     def on_attempt(self, record: dict[str, Any]) -> None:
         exp_name = record.get("exp_name") or "_unattributed"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
 from w2c_tui.data import Example, load_examples, select_examples
 from w2c_tui.data.when2call import BUNDLED_PATH, file_sha256
+from w2c_tui.engine.endpoint import session_endpoint
 from w2c_tui.prompts.families import resolve_family
 from w2c_tui.store.layout import SessionPaths, generate_run_key, sanitize_run_key, stability_exp_name
 
@@ -37,6 +39,7 @@ class SessionPlan:
     sweeps: list[Sweep]
     dataset_path: Path
     dataset_sha256: str
+    endpoint: dict[str, Any] = field(default_factory=dict)  # {simulated, target, judge}, in the fingerprint
 
     @property
     def exp_names(self) -> list[str]:
@@ -95,7 +98,11 @@ def plan_sessions(
             family = resolve_family(model, settings.models.template_family)
         except ValueError as exc:
             raise PlanError(f"[models] template_family: {exc}") from None
-        fingerprint = session_fingerprint(fingerprint_payload(settings, model, digest, family))
+        try:
+            endpoint = session_endpoint(loaded, model)
+        except ValueError as exc:
+            raise PlanError(f"model '{model}': {exc}; add a [providers.<name>] table (see config.example.toml)") from None
+        fingerprint = session_fingerprint(fingerprint_payload(settings, model, digest, family, endpoint))
         plans.append(
             SessionPlan(
                 target_model=model,
@@ -107,6 +114,7 @@ def plan_sessions(
                 sweeps=sweeps,
                 dataset_path=path,
                 dataset_sha256=digest,
+                endpoint=endpoint,
             )
         )
     return plans

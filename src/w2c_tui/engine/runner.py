@@ -12,13 +12,14 @@ from w2c_tui.data import Example
 from w2c_tui.engine.finalize import metrics_for, write_summaries
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import PipelineProgress, RunState
-from w2c_tui.pipelines.base import Pipeline
+from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines.llm_judge import LlmJudgePipeline
 from w2c_tui.pipelines.mcq import McqPipeline
 from w2c_tui.pipelines.mcq_logprob import McqLogprobPipeline
 from w2c_tui.pipelines.stability import StabilityPipeline
 from w2c_tui.redaction import Redactor
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, RUNNING
 from w2c_tui.store.audit import AuditContext, AuditLog
 from w2c_tui.store.session import is_done, mark_done
 
@@ -90,7 +91,7 @@ class SessionRunner:
         return built
 
     async def run(self) -> dict[str, str]:
-        """Run every pipeline; returns exp_name -> status (done, partial, failed, cancelled)."""
+        """Run every pipeline; returns exp_name -> status (w2c_tui.status: complete, partial, cancelled, failed)."""
         pipelines = self.pipelines()
         for pipeline in pipelines:
             self.state.pipeline(pipeline.exp_name).total = len(self.plan.examples)
@@ -100,7 +101,7 @@ class SessionRunner:
         for pipeline, result in zip(pipelines, results):
             progress = self.state.pipeline(pipeline.exp_name)
             if isinstance(result, BaseException):
-                progress.status = "cancelled" if isinstance(result, asyncio.CancelledError) else "failed"
+                progress.status = CANCELLED if isinstance(result, asyncio.CancelledError) else FAILED
                 progress.message = progress.message or self.redactor.text(str(result))
             statuses[pipeline.exp_name] = progress.status
         return statuses
@@ -123,14 +124,14 @@ class SessionRunner:
                     progress.resumed += 1
             pending = [e for e in examples if e.uuid not in finished]
             if not pending and is_done(self.plan.paths, pipeline.exp_name) and self.plan.paths.metrics_file(pipeline.exp_name).exists():
-                progress.status = "done"
+                progress.status = COMPLETE
                 return
-            progress.status = "running"
+            progress.status = RUNNING
             progress.started_at = time.monotonic()
             pipeline.prepare(pending)
             await self._work(pipeline, pending, progress)
         except FatalPipelineError as exc:
-            progress.status = "failed"
+            progress.status = FAILED
             progress.message = str(exc)
             ctx.audit.emit(
                 "pipeline_stopped_fatal_error",
@@ -139,7 +140,7 @@ class SessionRunner:
                 details={"error": str(exc)[:500], "examples_left": len(self.plan.examples) - progress.done},
             )
         except asyncio.CancelledError:
-            progress.status = "cancelled"
+            progress.status = CANCELLED
         finally:
             pipeline.close()
             progress.finished_at = time.monotonic()
@@ -169,8 +170,8 @@ class SessionRunner:
     async def _evaluate(self, pipeline: Pipeline, example: Example, progress: PipelineProgress) -> None:
         try:
             row = await pipeline.evaluate(example)
-        except MissingTokenError as exc:
-            raise FatalPipelineError(str(exc)) from None
+        except (MissingTokenError, ServerCannotRun) as exc:
+            raise FatalPipelineError(self.redactor.text(str(exc))) from None
         except PermanentApiError as exc:
             message = self.redactor.text(str(exc))
             if getattr(exc, "status", None) in FATAL_STATUSES:
@@ -210,11 +211,12 @@ class SessionRunner:
             pipeline.ctx.audit,
             seed=self.loaded.settings.run.api_seed,
         )
-        metrics["complete"] = complete
-        write_summaries(paths, pipeline.exp_name, metrics)
         if complete:
-            if not is_done(paths, pipeline.exp_name):
-                mark_done(paths, pipeline.exp_name, {"n_examples": len(wanted), "fingerprint": self.plan.fingerprint})
-            progress.status = "done"
-        elif progress.status == "running":
-            progress.status = "partial"
+            progress.status = COMPLETE
+        elif progress.status == RUNNING:
+            progress.status = PARTIAL
+        metrics["complete"] = complete
+        metrics["status"] = progress.status  # so readers tell cancelled and failed from partial
+        write_summaries(paths, pipeline.exp_name, metrics, set(rows) & wanted)
+        if complete and not is_done(paths, pipeline.exp_name):
+            mark_done(paths, pipeline.exp_name, {"n_examples": len(wanted), "fingerprint": self.plan.fingerprint})

@@ -11,8 +11,8 @@ from w2c_tui.metrics.classification import (
     macro_f1_no_direct,
     per_class_scores,
 )
-from w2c_tui.metrics.compute import INVALID_LABEL, MISSING_PREDICTION, compute_metrics
-from w2c_tui.metrics.hallucination import answer_hallucination, param_hallucination, tool_hallucination
+from w2c_tui.metrics.compute import INVALID_LABEL, MISSING_PREDICTION, compute_metrics, coverage, coverage_text
+from w2c_tui.metrics.hallucination import answer_hallucination, parameter_hallucination, tool_hallucination
 from w2c_tui.metrics.intervals import bootstrap_intervals
 from w2c_tui.metrics.stability import stability_row, stability_summary
 
@@ -26,11 +26,13 @@ __all__ = [
     "coerce_label",
     "compute_metrics",
     "confusion_matrix",
+    "coverage",
+    "coverage_text",
     "macro_f1",
     "macro_f1_4",
     "macro_f1_labels",
     "macro_f1_no_direct",
-    "param_hallucination",
+    "parameter_hallucination",
     "per_class_scores",
     "stability_row",
     "stability_summary",

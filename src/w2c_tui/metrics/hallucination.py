@@ -1,5 +1,8 @@
 """ToolHall, AnswerHall and ParamHall (metrics guide), each as rate + numerator + denominator.
 
+In metrics.json they sit under the earlier suite's keys: `tool_hallucination_rate`,
+`answer_hallucination_rate`, `parameter_hallucination_rate`.
+
 The rate is None when the denominator is 0: "no eligible examples" must not read as 0 %.
 """
 
@@ -30,7 +33,7 @@ def answer_hallucination(gold: Sequence[str], pred: Sequence[str]) -> dict[str, 
     return rate(hits, len(gold))
 
 
-def param_hallucination(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
+def parameter_hallucination(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
     """Tool calls predicted where gold asks for missing information (request_for_info)."""
     _same_length(gold, pred)
     eligible = [p for g, p in zip(gold, pred) if g == "request_for_info"]

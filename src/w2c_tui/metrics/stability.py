@@ -79,7 +79,7 @@ def stability_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     run_counts = {int(row["n_runs"]) for row in rows}
     summary: dict[str, Any] = {
-        "n_examples": n,
+        "n_total": n,
         "k": run_counts.pop() if len(run_counts) == 1 else None,
         "stability_at_k": _mean(rows, "is_stable"),
         "mean_consistency_at_k": _mean(rows, "consistency"),

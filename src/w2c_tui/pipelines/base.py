@@ -10,6 +10,10 @@ from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.store.jsonl import JsonlAppender, read_keyed
 
 
+class ServerCannotRun(RuntimeError):
+    """The server cannot serve this pipeline at all (e.g. no aligned prompt log-probabilities)."""
+
+
 class Pipeline(ABC):
     #: the checkpoint file whose rows mean "this UUID is finished"
     primary_file: str

@@ -1,25 +1,39 @@
 """MCQ log-probability scoring with lm-evaluation-harness semantics (guide §11.3).
 
 For each example the four prompt+choice strings are scored from `/completions` echo
-log-probabilities. The continuation is found by token count: the context is sent as a
-fifth prompt in the same request, so its echo is the server's own tokenization of the
-context (one request per example). A server that refuses prompt lists gets one request per
-string, and the context's token count then comes from `/tokenize` when the server has it,
-else from `text_offset`. When the full prompt's tokens do not start with the context's
-tokens (the tokenizer merged across the boundary), the split falls back to their longest
-common prefix and the `token_prefix_mismatch_lcp_split` event is written.
+log-probabilities, on a server the capability probe (`api/probe.py`) found exact; on any
+other server the pipeline stops before its first example, saying why.
+
+Two ways to split context from continuation, chosen from the probe's findings:
+
+* `lm_eval_token_ids` (the server has a tokenizer endpoint and takes token-id prompts):
+  exactly lm-evaluation-harness's `local-completions`: encode context and context+choice,
+  continuation = whole[len(context):], send context ids + continuation ids, sum the
+  continuation's echoed log-probabilities. The context carries the family's BOS as text
+  and is tokenized without added special tokens, as lm-eval does.
+* `token_count` (otherwise): the context is sent as a fifth text prompt, so its echo is
+  the server's own tokenization; the continuation is what follows it in each full
+  prompt's echo, or follows their longest common prefix when the tokenizer merged across
+  the boundary (`token_prefix_mismatch_lcp_split`). The server adds its BOS itself.
+
+Prompt lists are used where the server takes them; a server that refuses one at run time
+is switched to single prompts once, with one audit event. Which echoed entries are prompt
+tokens is read from each answer (`api/echo.py`), never assumed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from w2c_tui.api import PermanentApiError
+from w2c_tui.api import PermanentApiError, RetriesExhaustedError
+from w2c_tui.api.echo import Echo, read_echo
+from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.data import Example
 from w2c_tui.labels import LABELS
-from w2c_tui.pipelines.base import Pipeline
+from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines.mcq import ask_mcq
 from w2c_tui.prompts.mcq_logprob import build_loglik_requests
@@ -29,145 +43,225 @@ from w2c_tui.scoring.loglik import (
     choice_scores,
     continuation_logprob,
     move_trailing_whitespace,
-    split_by_text_offset,
     split_by_token_count,
 )
 from w2c_tui.store.layout import LOGPROB_DEBUG, LOGPROB_PREDICTIONS
 
 VARIANTS = ("raw", "norm_chars", "norm_bytes", "norm_tokens")
 PRIMARY_VARIANT = "raw"  # lm-eval's `acc`; the other variants sit beside it
-_GENERATED = 1  # lm-eval asks for one generated token and ignores it
-
-
-@dataclass
-class Echo:
-    tokens: list[str]
-    logprobs: list[float | None]
-    offsets: list[int]
-
-    @classmethod
-    def of(cls, choice: dict[str, Any]) -> "Echo":
-        lp = choice.get("logprobs") or {}
-        tokens = lp.get("tokens") or []
-        if not tokens:
-            raise ValueError("completion has no echoed tokens (does the server support echo with logprobs?)")
-        return cls(list(tokens), list(lp.get("token_logprobs") or []), list(lp.get("text_offset") or []))
+TOKEN_IDS, TOKEN_COUNT = "lm_eval_token_ids", "token_count"
+# A refused prompt list: these statuses of a list request mean "not like this", not "try later".
+_LIST_REFUSALS = ("5xx:500",)
 
 
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-async def _echo_all(ctx: PipelineContext, example: Example, prompts: list[str], seed: int) -> list[Echo]:
-    """Echo logprobs for each prompt: one request with a list when the server allows it."""
-    model = ctx.target_model
-    key = ("prompt_lists", ctx.client.provider_of(model).name)
-    call = ctx.call(example.uuid)
-    if ctx.capabilities.get(key, True):
-        try:
-            response = await ctx.client.completions(
-                model, prompts, max_tokens=_GENERATED, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=call
+async def logprob_support(ctx: PipelineContext) -> LogprobSupport:
+    """The probe's findings for the target model, probed once per session if preflight did not."""
+    provider = ctx.client.route(ctx.target_model)
+    key = ("logprob_support", provider.name, ctx.target_model)
+    lock = ctx.capabilities.setdefault(("probe_lock",) + key[1:], asyncio.Lock())
+    async with lock:
+        support = ctx.capabilities.get(key)
+        if support is None:
+            support = await probe_logprobs(
+                provider, ctx.target_model, timeout_seconds=ctx.client.timeout_seconds, policy=ctx.client.policy
             )
-            choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
-            if len(choices) == len(prompts):
-                return [Echo.of(c) for c in choices]
-            reason = f"{len(choices)} choices for {len(prompts)} prompts"
-        except PermanentApiError as exc:
-            if getattr(exc, "status", None) not in (400, 422):
-                raise
-            reason = str(exc)[:300]
-        if ctx.capabilities.get(key, True):
-            ctx.capabilities[key] = False
-            ctx.audit.emit(
-                "completions_prompt_list_unsupported",
-                uuid=example.uuid,
-                stage="request",
-                severity="info",
-                details={"provider": key[1], "reason": reason, "fallback": "one request per prompt"},
-            )
-    echoes = []
-    for prompt in prompts:
-        response = await ctx.client.completions(
-            model, prompt, max_tokens=_GENERATED, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=call
+            if support.transient:  # not an answer about the server: this example fails, the next asks again
+                raise RetriesExhaustedError("probe", 0, support.problem, provider.name)
+            ctx.capabilities[key] = support
+    if not support.usable:
+        raise ServerCannotRun(f"mcq_logprob not run: {support.problem}")
+    announced = ctx.capabilities.setdefault("logprob_method_announced", set())
+    if ctx.exp_name not in announced:
+        announced.add(ctx.exp_name)
+        ctx.audit.emit(
+            "logprob_scoring_method",
+            stage="scoring",
+            severity="info",
+            details={"method": method_of(support), **support.to_json()},
         )
-        echoes.append(Echo.of((response.get("choices") or [{}])[0]))
+    return support
+
+
+def method_of(support: LogprobSupport) -> str:
+    return TOKEN_IDS if support.tokenizer and support.token_id_prompts else TOKEN_COUNT
+
+
+@dataclass
+class _Choice:
+    """One choice's score and how it was split."""
+
+    total: float
+    count: int
+    n_context: int
+    prompt_tokens: list[Any]
+    logprobs: list[float | None]
+    used_lcp: bool = False
+    lcp: int | None = None
+    boundary_merge: bool = False
+
+
+async def _echoes(
+    ctx: PipelineContext, example: Example, prompts: list[Any], seed: int, texts: list[str] | None, lists: bool
+) -> list[Echo]:
+    """One echo per prompt (text prompts when `texts` is given, else token-id prompts).
+
+    `lists`: whether the probe found that the server takes several prompts in one request.
+    """
+    model = ctx.target_model
+    provider = ctx.client.route(model).name
+    key = ("prompt_lists", provider, texts is None)
+    call = ctx.call(example.uuid)
+
+    def read(choice: dict[str, Any], i: int, usage: dict[str, Any] | None = None) -> Echo:
+        if texts is None:
+            return read_echo(choice, n_prompt_tokens=len(prompts[i]), usage=usage)
+        return read_echo(choice, prompt_text=texts[i], usage=usage)
+
+    if key not in ctx.capabilities and not lists:
+        _learn_no_lists(ctx, example, key, "the capability probe found that this server refuses prompt lists")
+    if ctx.capabilities.get(key) is None:
+        # Until one list has been answered, examples take turns: a refusal is then met once, not by each.
+        async with ctx.capabilities.setdefault(("lock", *key), asyncio.Lock()):
+            if ctx.capabilities.get(key) is None:
+                echoes = await _try_list(ctx, example, key, prompts, seed, read)
+                if echoes is not None:
+                    return echoes
+    if ctx.capabilities.get(key):
+        echoes = await _try_list(ctx, example, key, prompts, seed, read)
+        if echoes is not None:
+            return echoes
+    echoes = []
+    for i, prompt in enumerate(prompts):
+        response = await ctx.client.completions(
+            model, prompt, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=call
+        )
+        echoes.append(read((response.get("choices") or [{}])[0], i, response.get("usage")))
     return echoes
 
 
-async def score_example(ctx: PipelineContext, example: Example, *, seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The prediction row and the per-choice debug rows of one example."""
-    # Servers add the BOS token to /completions prompts themselves; sending it too would double it.
-    context, continuations = build_loglik_requests(example, ctx.family, ctx.delimiter, bos=False)
-    pairs = [move_trailing_whitespace(context, c) for c in continuations]
-    context = pairs[0][0]
-    continuations = [c for _, c in pairs]
-    fulls = [context + c for c in continuations]
+async def _try_list(ctx: PipelineContext, example: Example, key: tuple, prompts: list[Any], seed: int, read) -> list[Echo] | None:
+    """The echoes of one request holding every prompt, or None when the server refused the list."""
+    try:
+        response = await ctx.client.completions(
+            ctx.target_model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed,
+            ctx=ctx.call(example.uuid),
+        )
+        choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) == len(prompts):
+            ctx.capabilities[key] = True
+            return [read(c, i) for i, c in enumerate(choices)]
+        reason = f"{len(choices)} choices for {len(prompts)} prompts"
+    except PermanentApiError as exc:
+        reason = str(exc)[:300]
+    except RetriesExhaustedError as exc:
+        if exc.cause not in _LIST_REFUSALS:
+            raise
+        reason = str(exc)[:300]
+    if ctx.capabilities.get(key) is not False:
+        _learn_no_lists(ctx, example, key, reason)
+    return None
 
-    if ctx.capabilities.get(("prompt_lists", ctx.client.provider_of(ctx.target_model).name), True):
-        context_echo, *echoes = await _echo_all(ctx, example, [context, *fulls], seed)
-        context_tokens: list[Any] | None = context_echo.tokens[:-_GENERATED]
-        how = "token_count"
-    else:
-        echoes = await _echo_all(ctx, example, fulls, seed)
-        context_tokens = None
-        how = "text_offset"
-        ids = await ctx.client.tokenize(ctx.target_model, context, ctx=ctx.call(example.uuid))
-        if ids is not None:
-            n_context_tokens = len(ids)
-            how = "tokenize"
 
-    raw_scores: list[float] = []
-    n_tokens: list[int] = []
-    debug_rows: list[dict[str, Any]] = []
-    any_lcp = False
-    answers = [example.answers[label] for label in LABELS]
-    for label, answer, continuation, echo in zip(LABELS, answers, continuations, echoes):
-        prompt_tokens = echo.tokens[:-_GENERATED]
-        lcp = None
-        if context_tokens is not None:
-            n_context, used_lcp, lcp = split_by_token_count(context_tokens, prompt_tokens)
-        else:
-            by_offset = split_by_text_offset(echo.offsets[:-_GENERATED], len(context))
-            n_context = n_context_tokens if how == "tokenize" else by_offset
-            used_lcp = n_context != by_offset  # /tokenize and the offsets disagree: trust the text
-            if used_lcp:
-                lcp, n_context = by_offset, by_offset
+def _learn_no_lists(ctx: PipelineContext, example: Example, key: tuple, reason: str) -> None:
+    """From now on this provider gets one prompt per request; said once per session."""
+    ctx.capabilities[key] = False
+    ctx.audit.emit(
+        "completions_prompt_list_unsupported",
+        uuid=example.uuid,
+        stage="request",
+        severity="info",
+        details={"provider": key[1], "reason": reason, "fallback": "one request per prompt"},
+    )
+
+
+def _score(echo: Echo, n_context: int, **split: Any) -> _Choice:
+    try:
+        total, count = continuation_logprob(echo.prompt_logprobs, n_context, 0)
+    except ValueError:  # the split left this choice no token of its own: it cannot be scored
+        total, count = -math.inf, 0
+    return _Choice(total, count, n_context, echo.prompt_tokens, echo.prompt_logprobs, **split)
+
+
+async def _by_token_ids(
+    ctx: PipelineContext, example: Example, context: str, continuations: list[str], seed: int, lists: bool
+) -> list[_Choice]:
+    call = ctx.call(example.uuid)
+    model = ctx.target_model
+    context_ids = await ctx.client.tokenize(model, context, add_special_tokens=False, ctx=call)
+    wholes = [await ctx.client.tokenize(model, context + c, add_special_tokens=False, ctx=call) for c in continuations]
+    if context_ids is None or any(w is None for w in wholes):
+        raise ServerCannotRun(f"mcq_logprob not run: the tokenizer endpoint of '{ctx.client.route(model).name}' stopped answering")
+    n = len(context_ids)
+    prompts = [context_ids + whole[n:] for whole in wholes]
+    echoes = await _echoes(ctx, example, prompts, seed, None, lists)
+    return [
+        _score(echo, n, boundary_merge=whole[:n] != context_ids) for echo, whole in zip(echoes, wholes)
+    ]
+
+
+async def _by_token_count(
+    ctx: PipelineContext, example: Example, context: str, continuations: list[str], seed: int, lists: bool
+) -> list[_Choice]:
+    texts = [context, *(context + c for c in continuations)]
+    context_echo, *echoes = await _echoes(ctx, example, texts, seed, texts, lists)
+    scored = []
+    for label, echo in zip(LABELS, echoes):
+        n_context, used_lcp, lcp = split_by_token_count(context_echo.prompt_tokens, echo.prompt_tokens)
         if used_lcp:
-            any_lcp = True
             ctx.audit.emit(
                 "token_prefix_mismatch_lcp_split",
                 uuid=example.uuid,
                 stage="scoring",
-                details={"answer_name": label, "split": how, "lcp": lcp, "context_tokens": len(context_tokens or []) or None},
+                details={"answer_name": label, "split": TOKEN_COUNT, "lcp": lcp, "context_tokens": context_echo.n_prompt},
             )
-        try:
-            total, count = continuation_logprob(echo.logprobs, n_context, _GENERATED)
-        except ValueError:  # the split left this choice no token of its own: it cannot be scored
-            total, count = -math.inf, 0
-        raw_scores.append(total)
-        n_tokens.append(count)
-        debug_rows.append(
-            {
-                "uuid": example.uuid,
-                "gold_label": example.correct_answer,
-                "answer_name": label,
-                "choice_text_preview": answer[:120],
-                "len_chars": len(answer),
-                "len_bytes": len(answer.encode("utf-8")),
-                "num_tokens": count,
-                "raw_score": _finite_or_none(total),
-                "token_norm_score": _finite_or_none(total / count) if count else None,
-                "used_lcp_split": used_lcp,
-                "prompt_tok_count": n_context,
-                "lcp": lcp,
-                "split": how,
-                "continuation": continuation,
-                "continuation_tokens": [
-                    [tok, lp] for tok, lp in zip(prompt_tokens[n_context:], echo.logprobs[n_context:len(prompt_tokens)])
-                ],
-                "context_tail_tokens": prompt_tokens[max(0, n_context - 6):n_context],
-            }
-        )
+        scored.append(_score(echo, n_context, used_lcp=used_lcp, lcp=lcp))
+    return scored
+
+
+async def score_example(ctx: PipelineContext, example: Example, *, seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The prediction row and the per-choice debug rows of one example."""
+    support = await logprob_support(ctx)
+    how = method_of(support)
+    # With token ids the family's BOS text is the only BOS; a server tokenizing text adds its own.
+    context, continuations = build_loglik_requests(example, ctx.family, ctx.delimiter, bos=how == TOKEN_IDS)
+    pairs = [move_trailing_whitespace(context, c) for c in continuations]
+    context = pairs[0][0]
+    continuations = [c for _, c in pairs]
+    if how == TOKEN_IDS:
+        scored = await _by_token_ids(ctx, example, context, continuations, seed, bool(support.token_id_lists))
+    else:
+        scored = await _by_token_count(ctx, example, context, continuations, seed, bool(support.prompt_lists))
+
+    raw_scores = [c.total for c in scored]
+    n_tokens = [c.count for c in scored]
+    answers = [example.answers[label] for label in LABELS]
+    debug_rows = [
+        {
+            "uuid": example.uuid,
+            "gold_label": example.correct_answer,
+            "answer_name": label,
+            "choice_text_preview": answer[:120],
+            "len_chars": len(answer),
+            "len_bytes": len(answer.encode("utf-8")),
+            "num_tokens": c.count,
+            "raw_score": _finite_or_none(c.total),
+            "token_norm_score": _finite_or_none(c.total / c.count) if c.count else None,
+            "used_lcp_split": c.used_lcp,
+            "boundary_merge": c.boundary_merge,
+            "prompt_tok_count": c.n_context,
+            "lcp": c.lcp,
+            "split": how,
+            "continuation": continuation,
+            "continuation_tokens": [[tok, lp] for tok, lp in zip(c.prompt_tokens[c.n_context:], c.logprobs[c.n_context:])],
+            "context_tail_tokens": c.prompt_tokens[max(0, c.n_context - 6):c.n_context],
+        }
+        for label, answer, continuation, c in zip(LABELS, answers, continuations, scored)
+    ]
+    any_lcp = any(c.used_lcp for c in scored)
 
     row: dict[str, Any] = {
         "uuid": example.uuid,
@@ -179,6 +273,7 @@ async def score_example(ctx: PipelineContext, example: Example, *, seed: int) ->
         "forced_delimiter": ctx.delimiter,
         "split": how,
         "used_lcp_split": any_lcp,
+        "boundary_merges": sum(c.boundary_merge for c in scored),
         "n_tokens": n_tokens,
     }
     if all_non_finite(raw_scores):

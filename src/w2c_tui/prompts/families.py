@@ -19,9 +19,17 @@ FAMILIES: tuple[str, ...] = ("plain", "llama3", "llama4", "chatml", "harmony", "
 ALIASES: dict[str, str] = {"qwen": "chatml"}
 _AUTO = ("", "auto")
 
-# Checked in order: "gpt-oss" before the rest, "qwen" before "llama" (e.g. distilled models).
-_DETECT: tuple[tuple[tuple[str, ...], str], ...] = (
+# Checked in order; the first needle found in the lower-cased model name wins. A family of
+# None means "known, and its format is none of ours": it stops the search before a later
+# needle (often the base model's name, e.g. DeepSeek-R1-Distill-Qwen) picks a wrong family.
+# Only formats that equal one of ours are mapped; Yi (bare system text), phi-3/phi-4
+# (<|im_sep|>, <|user|>), granite, olmo and deepseek have their own and fall back to plain.
+_DETECT: tuple[tuple[tuple[str, ...], str | None], ...] = (
+    (("sim-small",), "plain"),  # the simulator's default model; the demo renders plain on purpose
+    (("deepseek", "smollm3", "hermes-4"), None),
     (("gpt-oss",), "harmony"),
+    # ChatML exactly (model cards): SmolLM/SmolLM2, Nous Hermes 2/3 and OpenHermes, Dolphin.
+    (("smollm", "openhermes", "hermes-2", "hermes-3", "hermes2", "hermes3", "dolphin"), "chatml"),
     (("qwen",), "chatml"),
     (("llama-4", "llama4"), "llama4"),
     (("llama-3", "llama3"), "llama3"),
@@ -45,12 +53,28 @@ ASSISTANT_OPENER: dict[str, str] = {
 Message = dict[str, str]
 
 
-def detect_family(model_id: str) -> str:
+def known_family(model_id: str) -> str | None:
+    """The family recognised from the model's name, or None when no family of ours is known."""
     name = (model_id or "").lower()
     for needles, family in _DETECT:
         if any(n in name for n in needles):
             return family
-    return "plain"
+    return None
+
+
+def detect_family(model_id: str) -> str:
+    return known_family(model_id) or "plain"
+
+
+def falls_back_to_plain(model_id: str, override: str | None) -> bool:
+    """True when `auto` chose plain only because no family is known for this model."""
+    if override is not None and override.strip().lower() not in _AUTO:
+        return False
+    return known_family(model_id) is None
+
+
+def fallback_note(model_id: str) -> str:
+    return f"template family: plain (no known family for model {model_id} — set [models] template_family)"
 
 
 def canonical_family(name: str) -> str:

@@ -16,10 +16,10 @@ from starlette.routing import Route
 from w2c_tui.jsoncodec import dumps_bytes, loads
 from w2c_tui.sim import faults, protocol
 from w2c_tui.sim.chat import chat_completion
-from w2c_tui.sim.completions import completion
+from w2c_tui.sim.completions import InternalError, completion
 from w2c_tui.sim.settings import SimSettings
 from w2c_tui.sim.stats import SimStats
-from w2c_tui.sim.tokenizer import UnknownTokenId, decode, encode, pieces_of
+from w2c_tui.sim.tokenizer import VOCAB, UnknownTokenId, decode, encode, pieces_of
 
 MAX_MODEL_LEN = 32768
 SIM_HEADER = (b"x-w2c-sim", b"simulated")
@@ -137,6 +137,8 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
             payload = build(body)
         except protocol.BadRequest as exc:
             return _bad(str(exc))
+        except InternalError as exc:
+            return _json({"error": {"message": str(exc), "type": "internal_server_error", "code": 500}}, 500)
         if kind == "empty_choices":
             payload = faults.without_choices(payload)
         response = _json(payload)
@@ -157,7 +159,9 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
     async def completions(request: Request) -> Response:
         return await model_endpoint(
             request,
-            lambda body: completion(body, seed=s.seed, default_model=default_model, next_sample=state.next_sample),
+            lambda body: completion(
+                body, seed=s.seed, default_model=default_model, next_sample=state.next_sample, conventions=s.conventions
+            ),
         )
 
     async def models(request: Request) -> Response:
@@ -165,6 +169,8 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
         return _json({"object": "list", "data": data})
 
     async def tokenize(request: Request) -> Response:
+        if not s.conventions.tokenizer:
+            return _json({"detail": "Not Found"}, 404)
         try:
             body = await _read_json(request)
         except protocol.BadRequest as exc:
@@ -173,6 +179,8 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
         if not isinstance(prompt, str):
             return _bad("'prompt' must be a string")
         ids = encode(prompt)
+        if s.conventions.bos and body.get("add_special_tokens", True):
+            ids = [VOCAB.id_of(s.conventions.bos), *ids]
         payload: dict[str, Any] = {"tokens": ids, "count": len(ids), "max_model_len": MAX_MODEL_LEN}
         if body.get("return_token_strs"):
             payload["token_strs"] = pieces_of(ids)

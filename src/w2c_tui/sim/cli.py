@@ -7,7 +7,7 @@ import asyncio
 import sys
 
 from w2c_tui.sim.server import serve
-from w2c_tui.sim.settings import FAULT_KINDS, LOOPBACK_HOSTS, SimSettings
+from w2c_tui.sim.settings import FAULT_KINDS, IMITATIONS, LOOPBACK_HOSTS, SimSettings
 
 BANNER = "w2c-tui sim: simulated OpenAI-compatible endpoint (answers are simulated, not a real model) at {url}"
 
@@ -39,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="answer model requests carrying this field with a 400, as some providers do (repeatable)",
     )
+    parser.add_argument(
+        "--imitate",
+        choices=sorted(IMITATIONS),
+        default="vllm",
+        help="the /completions echo conventions of this kind of server (default %(default)s; see docs/servers.md)",
+    )
     parser.add_argument("--allow-remote", action="store_true", help="allow listening on a non-loopback address")
 
 
@@ -54,6 +60,7 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
         judge_malformed_rate=args.judge_malformed_rate,
         slow_ms=args.slow_ms,
         rejected_params=tuple(args.reject_param),
+        conventions=IMITATIONS[args.imitate],
     )
 
 

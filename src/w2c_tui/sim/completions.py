@@ -8,6 +8,9 @@ generated ones; every other entry is ``token_logprob(seed, text_before, token)``
 ``text_before`` = everything before the token (the prompt included, echoed or not), and
 ``top_logprobs`` holds only the token itself. `text_offset` indexes into the returned
 `text`. The continuation is the start of what the simulated assistant would say.
+
+`Conventions` (sim/settings.py) make the sim imitate other servers: shifted or missing
+prompt log-probabilities, refused prompt lists, a BOS token, no generated token listed.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from w2c_tui.sim import protocol
 from w2c_tui.sim.behaviour import intended_label
 from w2c_tui.sim.knowledge import find_example, tool_names_in_text
 from w2c_tui.sim.logprobs import score_pieces
+from w2c_tui.sim.settings import Conventions
 from w2c_tui.sim.replies import target_reply
 from w2c_tui.sim.tokenizer import UnknownTokenId, common_prefix_length, pieces_of, tokenize, tokenize_many
 
@@ -31,14 +35,25 @@ def _is_ids(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(t, int) and not isinstance(t, bool) for t in value)
 
 
-def prompt_pieces(prompt: Any) -> list[list[str]]:
-    """Each prompt of a request as its list of token pieces."""
+class InternalError(Exception):
+    """Answered with a 500 whose message is the exception's (llama-cpp-python's is empty)."""
+
+
+def prompt_pieces(prompt: Any, conventions: Conventions = Conventions()) -> list[list[str]]:
+    """Each prompt of a request as its list of token pieces (a text prompt gets the server's BOS)."""
+    bos = [conventions.bos] if conventions.bos else []
     if isinstance(prompt, str):
-        return [tokenize(prompt)]
+        return [bos + tokenize(prompt)]
     if isinstance(prompt, list) and prompt:
+        if conventions.max_prompts and len(prompt) > conventions.max_prompts and not _is_ids(prompt):
+            raise protocol.BadRequest(f"at most {conventions.max_prompts} prompts per request, got {len(prompt)}")
         try:
             if all(isinstance(p, str) for p in prompt):
-                return tokenize_many(prompt)
+                if conventions.prompt_lists == "error500":
+                    raise InternalError("")
+                if conventions.prompt_lists == "error400":
+                    raise protocol.BadRequest("json: cannot unmarshal array into Go struct field .prompt of type string")
+                return [bos + pieces for pieces in tokenize_many(prompt)]
             if _is_ids(prompt):
                 return [pieces_of(prompt)]
             if all(_is_ids(p) for p in prompt):
@@ -71,8 +86,11 @@ def _top(token: str, value: float | None) -> dict[str, float] | None:
 
 
 def _logprobs(
-    seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None"
+    seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None", listed: bool
 ) -> dict[str, Any]:
+    """`listed`: whether the generated tokens follow the echoed prompt tokens."""
+    if echoed is not None and not listed:
+        generated = []
     values = score_pieces(seed, generated, start=prompt)
     tokens = (pieces if echoed else []) + generated
     return {
@@ -114,19 +132,52 @@ class _PromptScorer:
         return self.scores
 
 
+def _shifted_scores(seed: int, pieces: list[str]) -> _EchoScores:
+    """Each token scored as if it followed itself: log P(token i | tokens 0..i), the off-by-one we met."""
+    values: list[float | None] = []
+    text = ""
+    for piece in pieces:
+        text += piece
+        values.append(score_pieces(seed, [piece], start=text)[0])
+    return _EchoScores(values, [_top(t, v) for t, v in zip(pieces, values)])
+
+
+def _echo_scores(
+    echo: bool, pieces: list[str], score_prompt: _PromptScorer, conventions: Conventions, seed: int
+) -> _EchoScores | None:
+    if not echo:
+        return None
+    if conventions.prompt_logprobs == "shifted":
+        return _shifted_scores(seed, pieces)
+    return score_prompt(pieces)
+
+
 def completion(
-    body: dict[str, Any], *, seed: int, default_model: str, next_sample: Callable[[], int]
+    body: dict[str, Any],
+    *,
+    seed: int,
+    default_model: str,
+    next_sample: Callable[[], int],
+    conventions: Conventions = Conventions(),
 ) -> dict[str, Any]:
     """The response JSON for a completions request (raises BadRequest on invalid input)."""
     protocol.refuse_streaming(body)
     model = protocol.model_of(body, default_model)
-    prompts = prompt_pieces(body.get("prompt"))
+    prompts = prompt_pieces(body.get("prompt"), conventions)
     echo = bool(body.get("echo", False))
     want_logprobs = body.get("logprobs")
     if want_logprobs is not None and (
         isinstance(want_logprobs, bool) or not isinstance(want_logprobs, int) or want_logprobs < 0
     ):
         raise protocol.BadRequest("'logprobs' must be a non-negative integer or null")
+    if echo and want_logprobs is not None and conventions.prompt_logprobs == "refused":
+        raise protocol.BadRequest("Setting 'echo' and 'logprobs' at the same time is not supported for this model.")
+    if echo and conventions.prompt_logprobs == "refused500":
+        raise InternalError("Only no echo is supported")
+    if conventions.prompt_logprobs == "ignored":
+        echo = False
+    if conventions.prompt_logprobs == "none":
+        want_logprobs = None
     max_tokens = protocol.optional_int(body, "max_tokens")
     max_tokens = DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens
     temperature = protocol.number(body, "temperature", 1.0)
@@ -139,8 +190,8 @@ def completion(
     for index, pieces in enumerate(prompts):
         prompt = "".join(pieces)
         generated: list[str] = []
-        finish = "length"
-        if max_tokens > 0:
+        finish = "stop" if conventions.eos_at_once else "length"
+        if max_tokens > 0 and not conventions.eos_at_once:
             planned = _continuation(prompt, seed=seed, model=model, temperature=temperature, request_seed=request_seed)
             generated = planned[:max_tokens]
             finish = "length" if len(planned) > max_tokens else "stop"
@@ -152,7 +203,10 @@ def completion(
                 "text": (prompt if echo else "") + "".join(generated),
                 "logprobs": None
                 if want_logprobs is None
-                else _logprobs(seed, prompt, pieces, generated, score_prompt(pieces) if echo else None),
+                else _logprobs(
+                    seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed),
+                    conventions.echo_generated,
+                ),
                 "finish_reason": finish,
             }
         )

@@ -24,6 +24,52 @@ DEFAULT_FAULT_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
+# How a server treats the prompt in /completions echo + logprobs (docs/servers.md has the real ones).
+PROMPT_LOGPROBS = (
+    "aligned",  # token i gets log P(token i | tokens before it), as vLLM does
+    "shifted",  # token i gets log P(token i | tokens up to and including i), as llama-cpp-python 0.3.36 does
+    "refused",  # echo with logprobs is answered with a 400, as OpenAI's gpt-3.5-turbo-instruct does
+    "refused500",  # echo is answered with a 500 "Only no echo is supported", as llama.cpp's llama-server does
+    "ignored",  # echo is ignored: only the generated token is listed, as some llama-server builds do
+    "none",  # logprobs are silently left out (null), as TGI does
+)
+# How a list of text prompts is answered: error500 as llama-cpp-python (an empty 500), error400 as Ollama.
+PROMPT_LISTS = ("ok", "error500", "error400")
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The /completions conventions of one kind of server, which the sim can imitate."""
+
+    prompt_logprobs: str = "aligned"
+    prompt_lists: str = "ok"
+    max_prompts: int = 0  # 0: no cap; more prompts in one request get a 400
+    echo_generated: bool = True  # the generated token follows the echoed prompt tokens
+    eos_at_once: bool = False  # the model ends every completion at once: nothing is generated
+    bos: str = ""  # a BOS token the server puts before a text prompt (listed in the echo)
+    tokenizer: bool = True  # serves /tokenize (a gateway in front of vLLM often passes only /v1)
+
+    def __post_init__(self) -> None:
+        if self.prompt_logprobs not in PROMPT_LOGPROBS:
+            raise ValueError(f"prompt_logprobs must be one of {', '.join(PROMPT_LOGPROBS)}, got {self.prompt_logprobs!r}")
+        if self.prompt_lists not in PROMPT_LISTS:
+            raise ValueError(f"prompt_lists must be one of {', '.join(PROMPT_LISTS)}, got {self.prompt_lists!r}")
+        if self.max_prompts < 0:
+            raise ValueError("max_prompts must not be negative")
+
+
+# Presets for `w2c-tui sim --imitate NAME`: the conventions measured or read for each server.
+IMITATIONS: dict[str, Conventions] = {
+    "vllm": Conventions(max_prompts=1024),
+    "vllm-llama": Conventions(max_prompts=1024, bos="<|begin_of_text|>"),
+    "vllm-gateway": Conventions(max_prompts=1024, tokenizer=False),
+    "llama-cpp-python": Conventions(prompt_logprobs="shifted", prompt_lists="error500"),
+    "llama-server": Conventions(prompt_logprobs="refused500", prompt_lists="error500"),
+    "openai-instruct": Conventions(prompt_logprobs="refused", tokenizer=False),
+    "ollama": Conventions(prompt_logprobs="ignored", prompt_lists="error400", tokenizer=False),
+    "tgi": Conventions(prompt_logprobs="none", max_prompts=4, tokenizer=False),
+}
+
 
 @dataclass(frozen=True)
 class SimSettings:
@@ -39,6 +85,7 @@ class SimSettings:
     models: tuple[str, ...] = field(default=DEFAULT_MODELS)
     fault_paths: tuple[str, ...] = DEFAULT_FAULT_PATHS
     rejected_params: tuple[str, ...] = ()  # request fields answered with a 400, like stricter providers do
+    conventions: Conventions = field(default_factory=Conventions)
 
     def __post_init__(self) -> None:
         # Accept lists from callers, keep the dataclass hashable.

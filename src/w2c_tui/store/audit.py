@@ -13,14 +13,18 @@ from w2c_tui.store.jsonl import BadLine, JsonlAppender, iter_rows
 SEVERITIES = ("info", "warning", "error")
 
 # Event types that replace a model's answer with one we chose; counted as "forced".
+# A missing prediction is not one: it is left out of the headline metrics (metrics/compute.py).
 FORCED_TYPES = frozenset(
     {
         "judge_json_parse_failed_second_fallback_to_cannot_answer",
         "all_logprobs_-inf_string_fallback",
-        "missing_prediction_uuid",
         "invalid_label_coercion_to_cannot_answer",
     }
 )
+
+# Event types that say "no answer for this UUID yet": a later row for the UUID (a resume)
+# resolves them. They stay in the file as history; summaries count them as resolved.
+RESOLVABLE_TYPES = frozenset({"missing_prediction_uuid", "api_call_failed_example_skipped"})
 
 
 def utc_now() -> str:
@@ -103,9 +107,34 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return list(iter_rows(path))
 
 
-def summarize(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """Counts of guide §12: totals, UUIDs affected, by type / stage / severity, forced ones."""
+def is_resolved(event: dict[str, Any], obtained: Iterable[str] | set[str]) -> bool:
+    """True for a missing/skipped event whose UUID has a row now (a later launch obtained it)."""
+    return str(event.get("fallback_type")) in RESOLVABLE_TYPES and event.get("uuid") in obtained
+
+
+def summarize(events: Iterable[dict[str, Any]], obtained: Iterable[str] | None = None) -> dict[str, Any]:
+    """Counts of guide §12 over the events still outstanding, plus what resumes resolved.
+
+    `obtained` are the UUIDs that have a row in the pipeline's checkpoint now; a
+    `missing_prediction_uuid` or `api_call_failed_example_skipped` event of such a UUID
+    is history, counted in `resolved_by_resume` and left out of the other counts. Without
+    `obtained` every event counts (the earlier behaviour).
+    """
     events = list(events)
+    have = set(obtained or ())
+    outstanding = [e for e in events if not is_resolved(e, have)]
+    resolved = Counter(str(e.get("fallback_type")) for e in events if is_resolved(e, have))
+    summary = _counts(outstanding)
+    summary["resolved_by_resume"] = dict(sorted(resolved.items()))
+    summary["n_resolved_events"] = sum(resolved.values())
+    summary["n_outstanding_missing"] = sum(
+        1 for e in outstanding if e.get("fallback_type") == "missing_prediction_uuid"
+    )
+    summary["history_total_events"] = len(events)
+    return summary
+
+
+def _counts(events: list[dict[str, Any]]) -> dict[str, Any]:
     by_type: Counter[str] = Counter()
     by_stage: Counter[str] = Counter()
     by_severity: Counter[str] = Counter()

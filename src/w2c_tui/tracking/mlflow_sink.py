@@ -151,7 +151,7 @@ class MlflowSink:
                 entries = [Metric(k, v, now_ms, 0) for k, v in flat.items()]
                 for start in range(0, len(entries), 500):
                     self.client.log_batch(child, metrics=entries[start:start + 500])
-                self.client.log_batch(child, tags=[RunTag("complete", str(bool(metrics.get("complete"))))])
+                self.client.log_batch(child, tags=self._coverage_tags(metrics))
                 for folder, dest in ((paths.checkpoints(exp_name), "checkpoints"), (paths.artifacts(exp_name), "artifacts")):
                     if folder.is_dir():
                         self.client.log_artifacts(child, str(folder), artifact_path=dest)
@@ -162,6 +162,24 @@ class MlflowSink:
             if ids.get("logged") and all(ids["logged"].values()):
                 self.client.set_terminated(parent, "FINISHED")
         return ids
+
+    @staticmethod
+    def _coverage_tags(metrics: dict[str, Any]) -> list:
+        """Beside the metrics: how many answers they are over, and the pipeline's status word."""
+        from mlflow.entities import RunTag
+
+        from w2c_tui.metrics.compute import coverage
+        from w2c_tui.status import COMPLETE, PARTIAL, normalize
+
+        obtained, planned = coverage(metrics)
+        status = normalize(metrics.get("status")) if metrics.get("status") else (COMPLETE if metrics.get("complete") else PARTIAL)
+        return [
+            RunTag("complete", str(bool(metrics.get("complete")))),
+            RunTag("w2c.status", status),
+            RunTag("w2c.n_obtained", str(obtained)),
+            RunTag("w2c.n_planned", str(planned)),
+            RunTag("w2c.obtained", f"{obtained}/{planned}"),
+        ]
 
     @staticmethod
     def _session_tags(paths: SessionPaths, manifest: dict[str, Any]) -> dict[str, str]:

@@ -129,7 +129,7 @@ class W2cApp(App[int]):
     # -- sessions on disk --------------------------------------------------------------
     def scan_sessions(self) -> list[SessionInfo]:
         """Every session under the workdir. Blocking: call from a thread worker."""
-        sessions = list_sessions(self.loaded.workdir)
+        sessions = list_sessions(self.loaded.workdir, warm=True)
         self.known_sessions = sessions
         self.sessions_stale = False
         return sessions
@@ -189,7 +189,7 @@ class W2cApp(App[int]):
         try:
             outcomes = await launch.run()
             if record.status == "running":
-                record.status = "finished" if outcomes and all(o.ok for o in outcomes) else "incomplete"
+                record.status = "complete" if outcomes and all(o.ok for o in outcomes) else "partial"
         except LaunchError as exc:
             record.status, record.error = "failed", str(exc)
             self.notify(str(exc), title="Launch failed", severity="error", timeout=10)
@@ -205,8 +205,8 @@ class W2cApp(App[int]):
             self.sessions_stale = True
             for session in record.sessions:
                 self.forget_session(session.session_dir)
-        if record.status in ("finished", "incomplete", "cancelled"):
-            word = {"finished": "finished", "incomplete": "ended with missing examples", "cancelled": "cancelled"}[record.status]
+        if record.status in ("complete", "partial", "cancelled"):  # w2c_tui.status words
+            word = {"complete": "is complete", "partial": "ended partial (resumable)", "cancelled": "was cancelled"}[record.status]
             self.notify(f"Launch {record.number} {word}; press s on the Monitor to open it.", timeout=6)
 
     async def _show_monitor(self, focus: str | None) -> None:

@@ -29,7 +29,7 @@ class LaunchRecord:
     number: int
     launch: Any  # w2c_tui.engine.launch.Launch (kept untyped: imported lazily)
     started: float = field(default_factory=time.monotonic)
-    status: str = "running"  # running, finished, incomplete, failed, cancelled
+    status: str = "running"  # running, then a w2c_tui.status word: complete, partial, failed, cancelled
     error: str = ""
     ended: bool = False  # the launch worker has returned (its files are final)
     sessions: list[MonitoredSession] = field(default_factory=list)

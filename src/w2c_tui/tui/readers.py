@@ -16,21 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.labels import LABELS
-from w2c_tui.store.audit import read_events
+from w2c_tui.store.audit import is_resolved, read_events, summarize
 from w2c_tui.store.browse import SessionInfo, read_session
-from w2c_tui.store.jsonl import read_json, read_keyed
-from w2c_tui.store.layout import (
-    AUDIT_FILE,
-    AUDIT_SUMMARY_FILE,
-    JUDGE_DECISIONS,
-    LOGPROB_DEBUG,
-    LOGPROB_PREDICTIONS,
-    MCQ_PREDICTIONS,
-    TARGET_RESPONSES,
-)
-
-PRIMARY_FILES = {"llm_judge": JUDGE_DECISIONS, "mcq": MCQ_PREDICTIONS, "mcq_logprob": LOGPROB_PREDICTIONS}
-_NOT_PRIMARY = {AUDIT_FILE, LOGPROB_DEBUG, TARGET_RESPONSES}
+from w2c_tui.store.checkpoints import PRIMARY_FILES, predicted_label, primary_file  # noqa: F401 - re-exported
+from w2c_tui.store.dataset_lookup import dataset_candidates
+from w2c_tui.store.dataset_lookup import load_dataset as _load_dataset
+from w2c_tui.store.jsonl import read_keyed
+from w2c_tui.store.layout import LOGPROB_DEBUG, TARGET_RESPONSES
 
 # Audit event type -> the short marker shown in the examples table.
 EVENT_MARKERS = {
@@ -42,29 +34,6 @@ EVENT_MARKERS = {
     "invalid_label_coercion_to_cannot_answer": "coerced",
     "api_call_failed_example_skipped": "api-fail",
 }
-
-
-def primary_file(session_root: Path, exp_name: str) -> Path | None:
-    """The checkpoint whose rows are the pipeline's predictions (older sessions included)."""
-    folder = Path(session_root) / "checkpoints" / exp_name
-    name = PRIMARY_FILES.get(exp_name) or f"{exp_name}.jsonl"
-    if (folder / name).exists():
-        return folder / name
-    # An older or unusual layout: the one JSONL file that is not audit or debug output.
-    candidates = sorted(p for p in folder.glob("*.jsonl") if p.name not in _NOT_PRIMARY) if folder.is_dir() else []
-    return candidates[0] if len(candidates) == 1 else None
-
-
-def predicted_label(exp_name: str, row: dict[str, Any] | None) -> str | None:
-    if row is None:
-        return None
-    if exp_name.startswith("stability_"):
-        value = row.get("mode_label")
-    elif exp_name == "mcq_logprob":
-        value = row.get("predicted_label_raw", row.get("predicted_label"))
-    else:
-        value = row.get("predicted_label")
-    return value if isinstance(value, str) else None
 
 
 def row_markers(exp_name: str, row: dict[str, Any] | None) -> set[str]:
@@ -124,38 +93,12 @@ class SessionRows:
 
 
 def _dataset_candidates(info: SessionInfo) -> list[Path]:
-    manifest = info.manifest or {}
-    found: list[Path] = []
-    dataset = manifest.get("dataset")
-    if isinstance(dataset, dict) and dataset.get("path"):
-        found.append(Path(str(dataset["path"])))
-    configured = ((manifest.get("config") or {}).get("data") or {}).get("eval_data_path")
-    if configured:
-        path = Path(str(configured))
-        found.append(path)
-        if not path.is_absolute():
-            # Relative to where the run was started: try the folders above the workdir.
-            found.extend(parent / path for parent in list(info.paths.root.parents)[3:6])
-    from w2c_tui.data.when2call import BUNDLED_PATH
-
-    found.append(BUNDLED_PATH)
-    return found
+    return dataset_candidates(info.manifest, info.paths.root)
 
 
 def load_dataset(info: SessionInfo, uuids: set[str]) -> tuple[dict[str, Any], Path | None]:
     """The session's examples (question, tools, answers) from the first dataset that has them."""
-    from w2c_tui.data import DataError, load_examples
-
-    for candidate in _dataset_candidates(info):
-        if not candidate.is_file():
-            continue
-        try:
-            examples = {e.uuid: e for e in load_examples(candidate)}
-        except (DataError, OSError):
-            continue
-        if not uuids or uuids & examples.keys():
-            return {u: examples[u] for u in uuids if u in examples} if uuids else examples, candidate
-    return {}, None
+    return _load_dataset(info.manifest, info.paths.root, uuids)
 
 
 def load_session_rows(root: Path | SessionInfo) -> SessionRows:
@@ -169,14 +112,18 @@ def load_session_rows(root: Path | SessionInfo) -> SessionRows:
 
     events_by_uuid: dict[str, list[dict[str, Any]]] = defaultdict(list)
     summaries: dict[str, dict[str, Any]] = {}
+    resolved_ids: set[int] = set()
     for exp_name in exp_names:
-        for event in read_events(info.paths.audit_file(exp_name)):
+        events = read_events(info.paths.audit_file(exp_name))
+        obtained = primary[exp_name].keys()
+        for event in events:
             uuid = event.get("uuid")
             if isinstance(uuid, str):
                 events_by_uuid[uuid].append(event)
-        summary = read_json(info.paths.artifacts(exp_name) / AUDIT_SUMMARY_FILE)
-        if summary is not None:
-            summaries[exp_name] = summary
+                if is_resolved(event, obtained):
+                    resolved_ids.add(id(event))
+        # From the events and rows on disk, so a resume's resolutions show even in older sessions.
+        summaries[exp_name] = summarize(events, obtained)
 
     uuids = set().union(*(rows.keys() for rows in primary.values())) if primary else set()
     examples, dataset_path = load_dataset(info, uuids)
@@ -195,6 +142,8 @@ def load_session_rows(root: Path | SessionInfo) -> SessionRows:
             predictions[exp_name] = predicted_label(exp_name, row)
             markers |= row_markers(exp_name, row)
         for event in events_by_uuid.get(uuid, ()):
+            if id(event) in resolved_ids:
+                continue  # a resume obtained the answer: history, not a marker
             marker = EVENT_MARKERS.get(str(event.get("fallback_type")))
             if marker:
                 markers.add(marker)

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Label, Select, Static
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.tui.formatting import label, ratio, short_exp, short_uuid, signed
 from w2c_tui.tui.readers import SessionData, SessionRows
-from w2c_tui.tui.widgets.metric_table import render_rows
+from w2c_tui.tui.widgets.metric_table import obtained_text, render_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.row_list import Column, RowList
 
@@ -41,13 +41,14 @@ def metric_deltas(a: SessionInfo, b: SessionInfo) -> list[list[str]]:
     metrics_a = {p.exp_name: p.metrics or {} for p in a.pipelines}
     metrics_b = {p.exp_name: p.metrics or {} for p in b.pipelines}
     names = [*metrics_a, *(n for n in metrics_b if n not in metrics_a)]
-    rows = [["pipeline", "n A/B", "acc A", "acc B", "Δ acc", "F1 A", "F1 B", "Δ F1"]]
+    rows = [["pipeline", "obtained A", "obtained B", "acc A", "acc B", "Δ acc", "F1 A", "F1 B", "Δ F1"]]
     for name in names:
         ma, mb = metrics_a.get(name, {}), metrics_b.get(name, {})
         rows.append(
             [
                 name,
-                f"{ma.get('n_examples', '–')}/{mb.get('n_examples', '–')}",
+                obtained_text(ma),
+                obtained_text(mb),
                 ratio(ma.get("accuracy")),
                 ratio(mb.get("accuracy")),
                 _delta(ma.get("accuracy"), mb.get("accuracy")),

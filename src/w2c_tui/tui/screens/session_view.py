@@ -21,12 +21,14 @@ from textual.widgets import Footer, Select, Static, TabbedContent, TabPane, Text
 
 from w2c_tui.labels import LABELS
 from w2c_tui.store.browse import SessionInfo, read_session
+from w2c_tui.tui.endpoint_info import endpoint_markup
 from w2c_tui.tui.readers import SessionData, stability_entropies
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.example_browser import ExampleBrowser
 from w2c_tui.tui.widgets.metric_table import (
     audit_markup,
     class_f1,
+    comparison_markup,
     hallucination_markup,
     per_class_markup,
     render_rows,
@@ -110,6 +112,7 @@ class SessionViewScreen(Screen):
     @work(thread=True, exclusive=True, group="session-info", exit_on_error=False)
     def load_info(self) -> None:
         info = read_session(self.session_dir)
+        info.warm()  # the earlier suite's metrics are recomputed here, off the UI thread
         link = mlflow_link(info)
         self.app.call_from_thread(self._show_info, info, link)
 
@@ -123,10 +126,13 @@ class SessionViewScreen(Screen):
     def _show_info(self, info: SessionInfo, link: str | None) -> None:
         self.info = info
         sim = "  [b $warning]SIMULATED[/]" if info.simulated else ""
+        if info.origin == "earlier-suite":
+            sim += "  [$warning]earlier suite: metrics recomputed from its checkpoints[/]"
         self.query_one("#session-title", Static).update(
             Content.from_markup(
                 f"[b]{escape(info.target_model)}[/b]  [dim]run[/] {escape(info.run_key)}  "
                 f"[dim]session[/] {escape(info.fingerprint)}  {info.status}{sim}"
+                + (f"\n{endpoint_markup(info.manifest)}" if endpoint_markup(info.manifest) else "")
             )
         )
         rows = summary_rows([(p.exp_name, p.status, p.metrics) for p in info.pipelines], short=self.size.width < 100)
@@ -152,13 +158,21 @@ class SessionViewScreen(Screen):
         self.query_one(ExampleBrowser).show_rows(data.rows)
         if self.query_one(TabbedContent).active == "tab-charts":
             self.draw_charts()
+        select = self.query_one("#metrics-pipeline", Select)
+        if select.value is not Select.NULL:
+            self._show_pipeline(str(select.value))  # the audit summary is known now
 
     # -- metrics detail ----------------------------------------------------------------
     @on(Select.Changed, "#metrics-pipeline")
     def _pipeline_chosen(self, event: Select.Changed) -> None:
         if self.info is None or event.value is Select.NULL:
             return
-        pipeline = next((p for p in self.info.pipelines if p.exp_name == event.value), None)
+        self._show_pipeline(str(event.value))
+
+    def _show_pipeline(self, exp_name: str) -> None:
+        if self.info is None:
+            return
+        pipeline = next((p for p in self.info.pipelines if p.exp_name == exp_name), None)
         if pipeline is None:
             return
         metrics = pipeline.metrics or {}
@@ -168,15 +182,13 @@ class SessionViewScreen(Screen):
         matrix = metrics.get("confusion_matrix") or {}
         self.query_one("#matrix-box").border_title = f"Confusion ({pipeline.exp_name})"
         self.query_one(ConfusionMatrix).show(matrix.get("matrix"), matrix.get("labels") or LABELS)
-        summary = None
-        if self.data is not None:
-            summary = self.data.rows.audit_summaries.get(pipeline.exp_name)
-        if summary is None:
-            from w2c_tui.store.jsonl import read_json
-            from w2c_tui.store.layout import AUDIT_SUMMARY_FILE
-
-            summary = read_json(self.info.paths.artifacts(pipeline.exp_name) / AUDIT_SUMMARY_FILE)
-        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics), audit_markup(summary)]
+        # Computed from events and rows on disk (resolved missing answers are history), once rows are read.
+        summary = self.data.rows.audit_summaries.get(pipeline.exp_name) if self.data is not None else None
+        audit = audit_markup(summary) if summary is not None or self.data is not None else "Audit  [dim]reading…[/]"
+        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics)]
+        if pipeline.origin == "earlier-suite":
+            parts.append(comparison_markup(pipeline.comparison, pipeline.stored))
+        parts.append(audit)
         self.query_one("#metrics-extra", Static).update(Content.from_markup("\n".join(p for p in parts if p)))
 
     def action_next_pipeline(self) -> None:

@@ -20,12 +20,18 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, session_status
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.widgets.metric_table import render_rows, summary_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 
-STATUS_ICON = {"done": "[$success]●[/]", "partial": "[$warning]◐[/]", "failed": "[$error]✗[/]", "empty": "[dim]○[/]"}
+STATUS_ICON = {
+    COMPLETE: "[$success]●[/]",
+    PARTIAL: "[$warning]◐[/]",
+    CANCELLED: "[$warning]◌[/]",
+    FAILED: "[$error]✗[/]",
+}
 
 
 _VARIABLE = re.compile(r"\$([a-z][a-z-]*)")
@@ -39,6 +45,8 @@ def tree_label(markup: str, variables: dict[str, str]) -> Text:
 def session_line(info: SessionInfo, marked: bool = False) -> str:
     icon = STATUS_ICON.get(info.status, "?")
     sim = " [dim]sim[/]" if info.simulated else ""
+    if info.origin == "earlier-suite":
+        sim += " [dim]earlier suite[/]"
     mark = "[b $accent]◆[/] " if marked else ""
     n = f" n={info.n_examples}" if info.n_examples is not None else ""
     return (
@@ -59,6 +67,8 @@ def session_summary(info: SessionInfo, *, short: bool = False) -> str:
     ]
     if info.manifest is None:
         lines.append("[$warning]no manifest.json: shown from checkpoints only[/]")
+    if info.origin == "earlier-suite":
+        lines.append("[$warning]written by the earlier suite: metrics are ours, recomputed from its checkpoints[/]")
     lines.append("")
     if info.pipelines:
         rows = summary_rows([(p.exp_name, p.status, p.metrics) for p in info.pipelines], short=short)
@@ -121,7 +131,7 @@ class SessionsScreen(Screen):
         first_session: TreeNode | None = None
         for run_key, infos in by_run.items():
             statuses = {i.status for i in infos}
-            summary = "done" if statuses == {"done"} else "partial" if "partial" in statuses else next(iter(statuses))
+            summary = session_status(statuses)
             node = tree.root.add(
                 self._label(f"[b]{rich_escape(run_key)}[/b] [dim]{len(infos)} · {summary}[/]"),
                 data=None,

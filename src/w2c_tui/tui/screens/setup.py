@@ -382,16 +382,21 @@ class SetupScreen(Screen):
         values = self._read_values()
         targets = [m.strip() for m in values.target.split(",") if m.strip()]
         try:
-            from w2c_tui.prompts.families import resolve_family
+            from w2c_tui.prompts.families import fallback_note, falls_back_to_plain, resolve_family
         except ImportError:
             hint.update("")
             return
         shown = []
         for model in targets[:3]:
             try:
-                shown.append(f"{model} → {resolve_family(model, values.family)}")
+                family = resolve_family(model, values.family)
             except ValueError as exc:
                 shown.append(str(exc))
+                continue
+            if falls_back_to_plain(model, values.family):
+                shown.append(fallback_note(model))
+            else:
+                shown.append(f"{model} → {family}")
         hint.update(escape("; ".join(shown)))
 
     # -- estimate --------------------------------------------------------------------

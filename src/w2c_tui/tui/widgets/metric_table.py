@@ -7,7 +7,17 @@ from typing import Any
 from textual.markup import escape
 
 from w2c_tui.labels import LABELS
+from w2c_tui.metrics.compute import coverage
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL
 from w2c_tui.tui.formatting import NONE, label, ratio, short_exp
+
+STATUS_COLOUR = {COMPLETE: "$success", PARTIAL: "$warning", CANCELLED: "$warning", FAILED: "$error"}
+
+
+def obtained_text(metrics: dict[str, Any] | None) -> str:
+    """`154/300`: answers obtained of those planned (the headline is over the obtained ones)."""
+    obtained, planned = coverage(metrics)
+    return NONE if planned is None else f"{obtained}/{planned}"
 
 
 def _ci(metrics: dict[str, Any], key: str) -> str:
@@ -18,16 +28,20 @@ def _ci(metrics: dict[str, Any], key: str) -> str:
 
 
 def summary_rows(pipelines: list[tuple[str, str, dict[str, Any] | None]], *, short: bool = False) -> list[list[str]]:
-    """Header plus one row per pipeline: status, n, acc (CI), F1, F1₄, F1 without direct."""
-    rows = [["pipeline", "status", "n", "acc (95% CI)", "F1", "F1₄", "F1-dir"]]
+    """Header plus one row per pipeline: status, obtained/planned, acc (CI), F1, F1₄, F1 without direct.
+
+    With no answer obtained every metric shows `–`: nothing was measured. `short` (narrow
+    panels) abbreviates names and leaves the interval to the session view.
+    """
+    rows = [["pipeline", "status", "n" if short else "obtained", "acc" if short else "acc (95% CI)", "F1", "F1₄", "F1-dir"]]
     for exp_name, status, metrics in pipelines:
         m = metrics or {}
         rows.append(
             [
                 short_exp(exp_name) if short else exp_name,
                 status,
-                str(m.get("n_examples", NONE)),
-                f"{ratio(m.get('accuracy'))}{_ci(m, 'accuracy')}",
+                obtained_text(m),
+                ratio(m.get("accuracy")) + ("" if short else _ci(m, "accuracy")),
                 ratio(m.get("macro_f1")),
                 ratio(m.get("macro_f1_4")),
                 ratio(m.get("macro_f1_no_direct")),
@@ -46,7 +60,7 @@ def render_rows(rows: list[list[str]], *, status_column: int | None = 1) -> str:
             left = i == 0 or i == status_column
             text = escape(cell.ljust(width) if left else cell.rjust(width))
             if index and i == status_column:
-                colour = {"done": "$success", "partial": "$warning", "failed": "$error"}.get(cell, "$text-muted")
+                colour = STATUS_COLOUR.get(cell, "$text-muted")
                 text = f"[{colour}]{text}[/]"
             cells.append(text)
         line = "  ".join(cells)
@@ -74,19 +88,24 @@ def per_class_markup(metrics: dict[str, Any]) -> str:
 
 def hallucination_markup(metrics: dict[str, Any]) -> str:
     parts = []
-    for key, title in (("tool_hallucination_rate", "tool"), ("answer_hallucination_rate", "answer"), ("param_hallucination_rate", "param")):
-        value = metrics.get(key)
+    for key, title in (("tool_hallucination_rate", "tool"), ("answer_hallucination_rate", "answer"), ("parameter_hallucination_rate", "param")):
+        value = metrics.get(key, metrics.get("param_hallucination_rate") if key.startswith("parameter") else None)
         if isinstance(value, dict):
             parts.append(f"{title} [b]{ratio(value.get('rate'))}[/b] [dim]({value.get('numerator', '?')}/{value.get('denominator', '?')})[/]")
         elif isinstance(value, (int, float)):
             parts.append(f"{title} [b]{ratio(value)}[/b]")
     extra = []
-    if metrics.get("n_missing_predictions"):
-        extra.append(f"[$warning]{metrics['n_missing_predictions']} missing predictions[/]")
+    obtained, planned = coverage(metrics)
+    if planned is not None and obtained != planned:
+        extra.append(f"[$warning]{obtained}/{planned} obtained: metrics are over the answers obtained[/]")
+        legacy = metrics.get("missing_as_cannot_answer") or {}
+        if legacy:
+            extra.append(
+                f"[dim]missing as cannot_answer (earlier convention): acc {ratio(legacy.get('accuracy'))} "
+                f"F1 {ratio(legacy.get('macro_f1'))} n {legacy.get('n_total', NONE)}[/]"
+            )
     if metrics.get("n_invalid_labels"):
         extra.append(f"[$warning]{metrics['n_invalid_labels']} invalid labels coerced[/]")
-    if metrics.get("complete") is False:
-        extra.append("[$warning]incomplete[/]")
     line = "Hallucination  " + ("   ".join(parts) if parts else NONE)
     return line + ("\n" + "   ".join(extra) if extra else "")
 
@@ -143,10 +162,34 @@ def audit_markup(summary: dict[str, Any] | None) -> str:
     top = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(by_type.items(), key=lambda kv: -kv[1])[:4])
     forced = summary.get("forced_fallback_events", 0)
     forced_text = f"  [$warning]{forced} forced[/]" if forced else ""
+    resolved = summary.get("resolved_by_resume") or {}
+    resolved_text = ""
+    if resolved:
+        listed = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(resolved.items(), key=lambda kv: -kv[1]))
+        resolved_text = f"\n  [$success]resolved by resume:[/] [dim]{listed}[/]"
     return (
-        f"Audit  [b]{summary.get('total_events', 0)}[/b] events, {summary.get('n_uuids_affected', 0)} UUIDs"
-        f"{forced_text}" + (f"\n  [dim]{top}[/]" if top else "")
+        f"Audit  [b]{summary.get('total_events', 0)}[/b] outstanding events, {summary.get('n_uuids_affected', 0)} UUIDs"
+        f"{forced_text}" + (f"\n  [dim]{top}[/]" if top else "") + resolved_text
     )
+
+
+def comparison_markup(rows: list[dict[str, Any]], stored: dict[str, Any] | None) -> str:
+    """The earlier suite's stored metrics beside ours recomputed from its checkpoints."""
+    if stored is None:
+        return "Earlier suite  [dim]no stored metrics (outputs/<exp>/metrics_<exp>.json)[/]"
+    if not rows:
+        return "Earlier suite  [dim]no stored metric we can compare[/]"
+    table = [["metric", "stored", "ours", ""]]
+    for row in rows:
+        flag = "by design" if row["by_design"] else "DIFFERS" if row["differs"] else ""
+        table.append([row["key"], _number(row["stored"]), _number(row["ours"]), flag])
+    notes = sorted({row["note"] for row in rows if row["note"]})
+    tail = "".join(f"\n  [dim]{escape(n)}[/]" for n in notes)
+    return "Earlier suite: stored vs ours recomputed\n" + render_rows(table, status_column=None) + tail
+
+
+def _number(value: Any) -> str:
+    return str(value) if isinstance(value, int) else ratio(value, 3)
 
 
 def class_f1(metrics: dict[str, Any] | None) -> list[float]:

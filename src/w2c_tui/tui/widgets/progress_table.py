@@ -8,15 +8,16 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, RUNNING
 from w2c_tui.tui.formatting import bar, duration, ratio, short_exp
 
 _STATUS_STYLE = {
-    "done": "$success",
-    "partial": "$warning",
-    "failed": "$error",
-    "cancelled": "$warning",
-    "queued": "$text-muted",
-    "running": "$text",
+    COMPLETE: "$success",
+    PARTIAL: "$warning",
+    FAILED: "$error",
+    CANCELLED: "$warning",
+    QUEUED: "$text-muted",
+    RUNNING: "$text",
 }
 
 
@@ -66,7 +67,7 @@ class ProgressTable(Widget):
         done, total, failed = p.get("done", 0), p.get("total", 0), p.get("failed", 0)
         status = str(p.get("status", ""))
         filled, empty = bar(done, total, bar_width)
-        colour = "$success" if status == "done" else "$error" if status == "failed" else "$accent"
+        colour = "$success" if status == COMPLETE else "$error" if status == FAILED else "$accent"
         counts = f"{done:>5}/{total:<5}"
         counts += f" [$error]{('✗' + str(failed))[:4]:<4}[/]" if failed else "     "
         if status == "running":

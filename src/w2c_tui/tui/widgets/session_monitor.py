@@ -117,8 +117,8 @@ class SessionMonitor(Vertical):
 
     def _show_title(self, snap: dict[str, Any]) -> None:
         record = self.session.record
-        status = record.status if record is not None else ("finished" if snap.get("finished") else "running")
-        colour = {"running": "$accent", "finished": "$success", "failed": "$error"}.get(status, "$warning")
+        status = record.status if record is not None else ("complete" if snap.get("finished") else "running")
+        colour = {"running": "$accent", "complete": "$success", "failed": "$error"}.get(status, "$warning")
         simulated = "  [$warning]SIMULATED[/]" if snap.get("simulated") else ""
         if record is not None and record.status == "failed":
             hint = "  [$text-muted]fix Setup (1) and launch again[/]"

@@ -1,0 +1,457 @@
+"""Independent check: w2c-tui's `mcq_logprob` scores equal lm-eval 0.4.13 `local-completions`.
+
+One simulated endpoint (`w2c-tui sim`) serves both sides:
+
+* w2c-tui: `w2c-tui run --only mcq_logprob`, once per template family, on a small JSONL of
+  chosen examples; the per-choice `raw_score` is read from
+  `checkpoints/mcq_logprob/debug_per_choice.jsonl`.
+* lm-eval: `LocalCompletionsAPI.loglikelihood` on the same (context, continuation) pairs,
+  built with w2c-tui's own `build_loglik_requests` (bos=False, delimiter "", as the pipeline
+  does). lm-eval runs in its own virtualenv (this script re-runs itself there with
+  `--worker`): its `_encode_pair`, request building and `parse_logprobs` run unmodified.
+  Only the tokenizer is supplied: lm-eval's own "remote" backend (`RemoteTokenizer`, which
+  calls the server's `/tokenize` and `/detokenize`), with its `/tokenizer_info` look-up
+  answered locally because the sim does not serve that endpoint.
+
+Two comparisons per choice: the log-likelihood (equal within 1e-9), and, where w2c-tui
+sent token ids, whether lm-eval sent exactly the same ids (its /completions requests are
+recorded on the way out; w2c-tui's come from its call traces). The second matters because
+the sim scores a token from the 64 characters before it, so a different start of the
+context (a BOS) leaves the scores equal.
+
+`--merging-tokenizer` starts the sim with one extra tokenizer rule (runs of 2-3
+punctuation characters are one piece, so `:{"`, `]{"` and `|>{` merge across the
+context/choice boundary as in real BPE vocabularies). It patches the sim's `PIECE`
+pattern in the sim process at start-up; it is not a mode of the sim itself.
+
+Usage (from the repository root):
+
+    .venv/bin/python benchmarks/lm_eval_parity.py [--lm-eval-python /work/lmeval-venv/bin/python]
+        [--examples 5] [--families plain mistral] [--merging-tokenizer] [--sim-arg=--imitate=vllm]
+
+`--src DIR` checks another w2c-tui source tree (e.g. `git archive HEAD src | tar -x -C DIR`).
+Exit status: 0 every choice equal, 1 some differ (score or token ids), 2 set-up error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LM_EVAL_VERSION = "0.4.13"
+TOLERANCE = 1e-9
+SIM_SEED = "7"
+API_SEED = 42
+MODEL = "parity-sim-model"
+BANNER_URL = re.compile(r"(http://127\.0\.0\.1:\d+)/v1")
+# The extra rule of --merging-tokenizer: 2-3 punctuation characters form one piece.
+MERGING_PIECE = r" [^\W\d_]{1,7}|[^\W\d_]{1,8}|\d{1,8}|[^\w\s]{2,3}|."
+TAIL = 4  # tokens shown on each side of the boundary
+
+
+class SetupError(Exception):
+    """A readable one-line reason the check could not run."""
+
+
+# --------------------------------------------------------------------------- lm-eval side
+# Runs under the lm-eval virtualenv: imports nothing from w2c_tui.
+
+
+def worker(requests_path: str, results_path: str) -> None:
+    import logging
+
+    import lm_eval
+    import lm_eval.utils
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.openai_completions import LocalCompletionsAPI
+
+    logging.getLogger("lm_eval").setLevel(logging.WARNING)
+    version = getattr(lm_eval, "__version__", None)
+    if version is None:
+        from importlib.metadata import version as dist_version
+
+        version = dist_version("lm_eval")
+    job = json.loads(Path(requests_path).read_text())
+
+    class SimTokenizer(lm_eval.utils.RemoteTokenizer):
+        """lm-eval's RemoteTokenizer; the sim has no /tokenizer_info, and no special tokens."""
+
+        def _validate_server(self) -> None:
+            pass
+
+        @property
+        def tokenizer_info(self) -> dict:
+            return {"eos_token": None, "bos_token": None, "pad_token": None}
+
+    # TemplateAPI imports RemoteTokenizer from lm_eval.utils when it builds the model.
+    lm_eval.utils.RemoteTokenizer = SimTokenizer
+    lm = LocalCompletionsAPI(
+        base_url=job["root"] + "/v1/completions",
+        model=job["model"],
+        tokenizer_backend="remote",
+        max_length=10_000_000,  # never left-truncate (the default is 2048)
+        seed=job["seed"],
+        max_retries=1,
+    )
+    # What makes this lm-eval's exact path: its own remote tokenizer, and token-id prompts.
+    assert lm.tokenizer_backend == "remote" and lm.tokenized_requests and lm.backend == "causal"
+    pairs = [(r["context"], r["continuation"]) for r in job["requests"]]
+    instances = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
+    sent: list[list[int]] = []
+    model_call = lm.model_call
+
+    def recording_model_call(messages, **kwargs):  # passes everything through; only notes the prompts
+        sent.extend(list(m) for m in messages)
+        return model_call(messages=messages, **kwargs)
+
+    lm.model_call = recording_model_call
+    started = time.monotonic()
+    answers = lm.loglikelihood(instances, disable_tqdm=True)
+    elapsed = time.monotonic() - started
+
+    pieces: dict[int, str] = {}
+
+    def piece(token_id: int) -> str:
+        if token_id not in pieces:
+            pieces[token_id] = lm.tokenizer.decode([token_id])
+        return pieces[token_id]
+
+    out = []
+    recomputed: list[list[int]] = []
+    for (context, continuation), (logprob, greedy) in zip(pairs, answers):
+        # The same call lm-eval made inside loglikelihood (deterministic), repeated to show the boundary.
+        ctx_ids, cont_ids = lm._encode_pair(context, continuation)
+        recomputed.append(ctx_ids + cont_ids)
+        whole = lm.tok_encode(context + continuation)  # moving whitespace does not change the whole
+        out.append(
+            {
+                "loglikelihood": logprob,
+                "is_greedy": greedy,
+                "n_context_tokens": len(ctx_ids),
+                "n_continuation_tokens": len(cont_ids),
+                "merged": whole[: len(ctx_ids)] != ctx_ids,
+                "prompt_ids": ctx_ids + cont_ids,
+                "context_tail": [piece(t) for t in ctx_ids[-TAIL:]],
+                "continuation_head": [piece(t) for t in cont_ids[:TAIL]],
+                "whole_at_boundary": [piece(t) for t in whole[max(0, len(ctx_ids) - TAIL) : len(ctx_ids) + TAIL]],
+            }
+        )
+    # lm-eval sends requests sorted by length: compare as sorted lists.
+    if sorted(sent) != sorted(recomputed):
+        raise SystemExit("lm-eval sent other prompts than _encode_pair gives on a second call")
+    Path(results_path).write_text(json.dumps({"lm_eval_version": version, "seconds": elapsed, "results": out}))
+
+
+# --------------------------------------------------------------------------- w2c-tui side
+
+
+class Sim:
+    """A `w2c-tui sim` process on a free loopback port."""
+
+    def __init__(self, extra_args: list[str], merging: bool) -> None:
+        argv = ["w2c-tui", "sim", "--port", "0", "--seed", SIM_SEED, *extra_args]
+        if merging:
+            code = (
+                "import re, sys\n"
+                "import w2c_tui.sim.tokenizer as t\n"
+                f"t.PIECE = re.compile({MERGING_PIECE!r}, re.DOTALL)\n"
+                f"sys.argv = {argv!r}\n"
+                "from w2c_tui.cli import entry\n"
+                "entry()\n"
+            )
+            command = [sys.executable, "-c", code]
+        else:
+            command = [sys.executable, "-m", "w2c_tui", *argv[1:]]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            match = BANNER_URL.search(line)
+            if match:
+                self.root = match.group(1)
+                return
+            if self.process.poll() is not None:
+                break
+        self.stop()
+        raise SetupError(f"w2c-tui sim did not start: {self.process.stderr.read()[-500:]!r}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def tokenize(client, root: str, text: str) -> list[int]:
+    response = client.post(f"{root}/tokenize", json={"prompt": text})
+    response.raise_for_status()
+    return response.json()["tokens"]
+
+
+def choose_examples(client, root: str, families: list[str], n: int, pool: int) -> list:
+    """`n` examples whose choices merge with the context most often (under the sim's tokenizer).
+
+    Candidates are the `pool` examples with the shortest prompts (to keep the run short);
+    ties go to the shorter prompt.
+    """
+    from w2c_tui.data.when2call import load_examples
+    from w2c_tui.prompts.mcq_logprob import build_loglik_requests
+    from w2c_tui.scoring.loglik import move_trailing_whitespace
+
+    examples = load_examples()
+    examples.sort(key=lambda e: (len(build_loglik_requests(e, "plain", "", bos=False)[0]), e.uuid))
+    ranked = []
+    for example in examples[:pool]:
+        merges = 0
+        for family in families:
+            context, continuations = build_loglik_requests(example, family, "", bos=False)
+            ctx_ids = tokenize(client, root, move_trailing_whitespace(context, continuations[0])[0])
+            for continuation in continuations:
+                merges += tokenize(client, root, context + continuation)[: len(ctx_ids)] != ctx_ids
+        ranked.append((-merges, len(build_loglik_requests(example, "plain", "", bos=False)[0]), example.uuid, example))
+    ranked.sort(key=lambda r: r[:3])
+    return [r[3] for r in ranked[:n]]
+
+
+def write_dataset(folder: Path, uuids: set[str]) -> Path:
+    from w2c_tui.data.when2call import BUNDLED_PATH
+
+    lines = [line for line in BUNDLED_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    chosen = [line for line in lines if json.loads(line)["uuid"] in uuids]
+    path = folder / "examples.jsonl"
+    path.write_text("\n".join(chosen) + "\n", encoding="utf-8")
+    return path
+
+
+def run_w2c(folder: Path, root: str, family: str, data: Path) -> tuple[dict, float]:
+    """w2c-tui's own run of mcq_logprob with `family`: {(uuid, label): debug row}."""
+    config = folder / f"config-{family}.toml"
+    config.write_text(
+        f"""
+[run]
+workdir_base = "{folder / 'workdir'}"
+api_seed = {API_SEED}
+
+[providers.sim]
+base_url = "{root}/v1"
+max_concurrency = 4
+default = true
+
+[models]
+target_model = "{MODEL}"
+template_family = "{family}"
+force_target_delimiter = ""
+
+[data]
+eval_data_path = "{data}"
+use_full_dataset = true
+
+[pipelines]
+do_llm_judge = false
+do_mcq = false
+do_mcq_logprob = true
+
+[mlflow]
+enabled = false
+"""
+    )
+    started = time.monotonic()
+    env = {k: v for k, v in os.environ.items() if k != "RUN_KEY" and not k.startswith("TOKEN_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "w2c_tui", "run", "--config", str(config), "--run-key", f"parity-{family}"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    elapsed = time.monotonic() - started
+    # The run key holds this one session; found on disk, so a failing summary print does not hide it.
+    found = sorted((folder / "workdir" / "runs" / f"parity-{family}" / "sessions").glob("*/checkpoints/mcq_logprob/debug_per_choice.jsonl"))
+    if len(found) != 1:
+        raise SetupError(f"w2c-tui run ({family}) exited {done.returncode} and left {len(found)} debug files: {done.stderr.strip()[-400:]}")
+    rows = [json.loads(line) for line in found[0].open()]
+    if done.returncode != 0:
+        print(f"warning: w2c-tui run ({family}) exited {done.returncode} after writing {len(rows)} debug rows: "
+              f"{done.stderr.strip().splitlines()[-1][:200]}")
+    sent: dict[str, list[list[int]]] = {}
+    for call in found[0].parents[2].glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl"):
+        for line in call.open():
+            trace = json.loads(line)
+            prompt = (trace.get("request") or {}).get("prompt")
+            if trace.get("endpoint") != "/completions" or not isinstance(prompt, list) or not prompt:
+                continue
+            prompts = prompt if isinstance(prompt[0], list) else [prompt]
+            sent.setdefault(trace.get("uuid"), []).extend(p for p in prompts if p and isinstance(p[0], int))
+    by_choice = {(r["uuid"], r["answer_name"]): r for r in rows}
+    for row in by_choice.values():
+        row["_sent_ids"] = sent.get(row["uuid"], [])
+    return by_choice, elapsed
+
+
+def run_lm_eval(python: str, folder: Path, root: str, requests: list[dict]) -> dict:
+    job = folder / "lm_eval_requests.json"
+    out = folder / "lm_eval_results.json"
+    job.write_text(json.dumps({"root": root, "model": MODEL, "seed": API_SEED, "requests": requests}))
+    done = subprocess.run(
+        [python, str(Path(__file__).resolve()), "--worker", str(job), str(out)],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # lm-eval's venv alone
+    )
+    if done.returncode != 0:
+        raise SetupError(f"lm-eval worker ({python}) exited {done.returncode}: {done.stderr.strip()[-600:]}")
+    return json.loads(out.read_text())
+
+
+def _fmt(tokens) -> str:
+    return json.dumps(list(tokens or []), ensure_ascii=False)
+
+
+def compare(families: list[str], examples: list, w2c: dict, requests: list[dict], lm: list[dict], show: int) -> int:
+    from w2c_tui.labels import LABELS
+
+    differing_total = compared_total = ids_differ_total = 0
+    print()
+    print("| family | choices | boundary merges | same prompt ids | max abs delta | differ > 1e-9 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    details: list[str] = []
+    for family in families:
+        deltas, merges, differ, same_ids, id_rows = [], 0, [], 0, 0
+        for request, result in zip(requests, lm):
+            if request["family"] != family:
+                continue
+            row = w2c[family].get((request["uuid"], request["label"]))
+            if row is None:
+                raise SetupError(f"w2c-tui wrote no debug row for {family} {request['uuid']} {request['label']}")
+            merges += result["merged"]
+            if row["_sent_ids"]:  # w2c-tui sent token ids: were they lm-eval's?
+                id_rows += 1
+                same_ids += result["prompt_ids"] in row["_sent_ids"]
+            ours, theirs = row.get("raw_score"), result["loglikelihood"]
+            ours = -math.inf if ours is None else ours
+            delta = 0.0 if ours == theirs else abs(ours - theirs)
+            deltas.append(delta)
+            if not delta <= TOLERANCE:
+                differ.append((request, result, row, ours, theirs, delta))
+        compared_total += len(deltas)
+        differing_total += len(differ)
+        ids_differ_total += id_rows - same_ids
+        ids = f"{same_ids}/{id_rows}" if id_rows else "n/a (text)"
+        print(f"| {family} | {len(deltas)} | {merges} | {ids} | {max(deltas, default=0.0):.3g} | {len(differ)} |")
+        for request, result, row, ours, theirs, delta in differ[:show]:
+            details.append(
+                f"  {family} {request['uuid'][:8]} {request['label']}: w2c {ours:.6f} lm-eval {theirs:.6f} (delta {delta:.4g})\n"
+                f"    lm-eval: context ends {_fmt(result['context_tail'])}, continuation starts {_fmt(result['continuation_head'])};"
+                f" whole at the boundary {_fmt(result['whole_at_boundary'])}\n"
+                f"    w2c-tui: context ends {_fmt(row.get('context_tail_tokens'))}, continuation starts "
+                f"{_fmt([t[0] for t in (row.get('continuation_tokens') or [])[:TAIL]])}; split={row.get('split')}"
+                f" used_lcp={row.get('used_lcp_split')} tokens w2c {row.get('num_tokens')} lm-eval {result['n_continuation_tokens']}"
+            )
+        if len(differ) > show:
+            details.append(f"  {family}: {len(differ) - show} more (--show to list them)")
+    print()
+    uuids = [e.uuid for e in examples]
+    print(f"{len(uuids)} examples: {', '.join(uuids[:10])}{' ...' if len(uuids) > 10 else ''} (choices {', '.join(LABELS)})")
+    if details:
+        print("choices that differ, with the tokens at the context/continuation boundary:")
+        print("\n".join(details))
+    print(
+        f"\nTOTAL: {compared_total} choices compared, {differing_total} differ by more than {TOLERANCE:g};"
+        f" {ids_differ_total} sent other token ids than lm-eval"
+    )
+    # The sim scores a token from the 64 characters before it, so equal scores alone cannot
+    # show that the start of the context (BOS) was the same: the token ids can.
+    return differing_total + ids_differ_total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lm-eval-python", default="/work/lmeval-venv/bin/python", help="python of the lm-eval virtualenv")
+    parser.add_argument("--examples", type=int, default=5, help="examples per family (4 choices each)")
+    parser.add_argument("--pool", type=int, default=40, help="shortest examples considered when choosing")
+    parser.add_argument("--families", nargs="+", default=None, help="template families (default: all seven)")
+    parser.add_argument("--bos", choices=("auto", "yes", "no"), default="auto",
+                        help="family BOS text in lm-eval's contexts (auto: as the pipeline did, from its split)")
+    parser.add_argument("--show", type=int, default=5, help="differing choices listed per family")
+    parser.add_argument("--merging-tokenizer", action="store_true", help="sim tokenizer that merges :{\" and the like")
+    parser.add_argument("--sim-arg", action="append", default=[], help="extra argument for `w2c-tui sim` (repeatable)")
+    parser.add_argument("--src", metavar="DIR", help="w2c-tui source tree to check (default: the installed one), e.g. a `git archive` export")
+    parser.add_argument("--keep", metavar="DIR", help="keep the work folder here (default: a temporary one)")
+    parser.add_argument("--worker", nargs=2, metavar=("REQUESTS", "RESULTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return 0
+
+    if args.src:  # this process and every w2c-tui process it starts use that tree
+        src = str(Path(args.src).resolve())
+        sys.path.insert(0, src)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
+    import httpx
+
+    import w2c_tui
+    from w2c_tui.labels import LABELS
+    from w2c_tui.prompts.families import FAMILIES
+    from w2c_tui.prompts.mcq_logprob import build_loglik_requests
+
+    families = args.families or list(FAMILIES)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise SetupError(f"unknown family {unknown[0]!r}; valid: {', '.join(FAMILIES)}")
+    if not Path(args.lm_eval_python).exists():
+        raise SetupError(
+            f"{args.lm_eval_python} not found: create the lm-eval virtualenv (benchmarks/README.md, 'lm-eval parity')"
+        )
+    folder = Path(args.keep or tempfile.mkdtemp(prefix="lm_eval_parity-")).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    sim = Sim(args.sim_arg, args.merging_tokenizer)
+    try:
+        print(f"w2c-tui from {Path(w2c_tui.__file__).parent}")
+        print(f"sim {sim.root} (seed {SIM_SEED}, tokenizer {'merging (patched)' if args.merging_tokenizer else 'as shipped'}"
+              f"{', args ' + ' '.join(args.sim_arg) if args.sim_arg else ''}); work folder {folder}")
+        with httpx.Client(timeout=60) as client:
+            started = time.monotonic()
+            examples = choose_examples(client, sim.root, families, args.examples, args.pool)
+            print(f"chose {len(examples)} examples in {time.monotonic() - started:.1f}s")
+        data = write_dataset(folder, {e.uuid for e in examples})
+        w2c = {}
+        for family in families:
+            w2c[family], seconds = run_w2c(folder, sim.root, family, data)
+            print(f"w2c-tui run {family}: {len(w2c[family])} debug rows in {seconds:.1f}s")
+        requests = []
+        for family in families:
+            # The pipeline puts the family's BOS text into token-id prompts only (a server adds its own to text).
+            splits = {row.get("split") for row in w2c[family].values()}
+            bos = {"auto": splits == {"lm_eval_token_ids"}, "yes": True, "no": False}[args.bos]
+            print(f"{family}: w2c-tui split {', '.join(map(str, sorted(splits, key=str)))}; lm-eval contexts with bos={bos}")
+            for example in sorted(examples, key=lambda e: e.uuid):
+                context, continuations = build_loglik_requests(example, family, "", bos=bos)
+                for label, continuation in zip(LABELS, continuations):  # build_loglik_requests' order
+                    requests.append(
+                        {"family": family, "uuid": example.uuid, "label": label, "context": context, "continuation": continuation}
+                    )
+        answer = run_lm_eval(args.lm_eval_python, folder, sim.root, requests)
+        if answer["lm_eval_version"] != LM_EVAL_VERSION:
+            raise SetupError(f"lm-eval {answer['lm_eval_version']} in {args.lm_eval_python}; this check pins {LM_EVAL_VERSION}")
+        print(f"lm-eval {answer['lm_eval_version']} local-completions: {len(requests)} loglikelihood requests in {answer['seconds']:.1f}s")
+        differing = compare(families, examples, w2c, requests, answer["results"], args.show)
+    finally:
+        sim.stop()
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except SetupError as exc:
+        print(f"lm_eval_parity: {exc}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,90 @@
+"""Reading a `/completions` echo: which entries are prompt tokens, whatever the server's conventions.
+
+Servers differ in what follows the echoed prompt: vLLM lists the generated token,
+llama-cpp-python lists it only when one was generated, and a model that stops at once
+generates none. Some list a BOS token first. So the number of prompt entries is never
+assumed: it is the number of token ids we sent, or, for a text prompt, the entries whose
+`text_offset` lies inside the echoed prompt text. Where neither can be read, or usage
+contradicts the count, the echo is refused rather than scored wrongly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class EchoLayoutError(ValueError):
+    """The echo cannot be split into prompt and generated tokens with certainty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Echo:
+    tokens: list[str]
+    logprobs: list[float | None]
+    n_prompt: int  # leading entries that belong to the prompt (a listed BOS included)
+
+    @property
+    def prompt_tokens(self) -> list[str]:
+        return self.tokens[: self.n_prompt]
+
+    @property
+    def prompt_logprobs(self) -> list[float | None]:
+        return self.logprobs[: self.n_prompt]
+
+
+def read_echo(
+    choice: dict[str, Any],
+    *,
+    prompt_text: str | None = None,
+    n_prompt_tokens: int | None = None,
+    usage: dict[str, Any] | None = None,
+) -> Echo:
+    """The echo of one choice. Give `n_prompt_tokens` for a token-id prompt, else `prompt_text`.
+
+    `usage` is checked only when it belongs to this choice alone (a single-prompt request).
+    """
+    lp = choice.get("logprobs")
+    if not isinstance(lp, dict) or not lp.get("tokens"):
+        raise EchoLayoutError("the answer has no echoed tokens (logprobs is empty)")
+    tokens = list(lp["tokens"])
+    logprobs = list(lp.get("token_logprobs") or [])
+    if len(logprobs) != len(tokens):
+        raise EchoLayoutError(f"{len(tokens)} echoed tokens but {len(logprobs)} log-probabilities")
+    if n_prompt_tokens is not None:
+        n_prompt = n_prompt_tokens
+        if len(tokens) < n_prompt:
+            raise EchoLayoutError(f"the echo lists {len(tokens)} tokens for a prompt of {n_prompt}")
+    elif prompt_text is not None:
+        n_prompt = _prompt_entries_by_offset(lp.get("text_offset"), str(choice.get("text") or ""), prompt_text, len(tokens))
+    else:
+        raise ValueError("read_echo needs prompt_text or n_prompt_tokens")
+    if usage is not None:
+        _check_usage(usage, n_listed_generated=len(tokens) - n_prompt)
+    return Echo(tokens, logprobs, n_prompt)
+
+
+def _prompt_entries_by_offset(offsets: Any, text: str, prompt_text: str, n_tokens: int) -> int:
+    if not isinstance(offsets, list) or len(offsets) != n_tokens:
+        raise EchoLayoutError("the echo has no usable text_offset, so prompt and generated tokens cannot be told apart")
+    # The echoed text starts with the prompt, or with a BOS text and then the prompt.
+    start = text.find(prompt_text) if prompt_text else 0
+    if start < 0:
+        raise EchoLayoutError("the echoed text does not contain the prompt that was sent")
+    end = start + len(prompt_text)
+    n_prompt = 0
+    for offset in offsets:
+        if not isinstance(offset, int) or offset >= end:
+            break
+        n_prompt += 1
+    if n_prompt == 0:
+        raise EchoLayoutError("no echoed token lies inside the prompt text")
+    return n_prompt
+
+
+def _check_usage(usage: dict[str, Any], *, n_listed_generated: int) -> None:
+    generated = usage.get("completion_tokens")
+    if isinstance(generated, int) and n_listed_generated not in (0, generated):
+        raise EchoLayoutError(
+            f"{n_listed_generated} echoed entries follow the prompt, but the server generated {generated} token(s)"
+        )

@@ -1,0 +1,191 @@
+"""What a server can do for log-probability scoring, found out with a few short requests.
+
+One probe per (provider, model), used by launch preflight, `w2c-tui probe` and the Setup
+screen's connection test. It asks:
+
+* does `echo` + `logprobs` return prompt-token log-probabilities at all;
+* are they **aligned**: the log-probability the server reports for generating token t
+  after a prefix (no echo, greedy, one token) must equal the one its echo reports for t
+  at the end of prefix + t. llama-cpp-python 0.3.36 fails this: each echoed token gets
+  the log-probability of being followed by itself;
+* is the generated token listed after the echo, is a BOS token listed first;
+* are prompt lists accepted, are token-id prompts accepted, is there a tokenizer endpoint.
+
+`LogprobSupport.problem` is one sentence naming the server and what it lacks, or None
+when `mcq_logprob` can be scored exactly there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from w2c_tui.api.client import ApiClient
+from w2c_tui.api.providers import ProviderSettings
+from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
+from w2c_tui.api.echo import EchoLayoutError, read_echo
+
+# Short prefixes whose greedy next token is usually a word of its own, tried in turn.
+PREFIXES = ("The capital of France is", "One, two, three, four,", "The sky is")
+# Echo and generation compute the same number in different batches; a shifted echo is off by nats.
+ALIGN_TOLERANCE = 0.02
+PROBE_RETRIES = 3
+
+
+@dataclass
+class LogprobSupport:
+    provider: str
+    base_url: str
+    model: str
+    prompt_logprobs: bool = False  # echo + logprobs give prompt-token log-probabilities
+    aligned: bool | None = None  # None: could not be measured
+    generated_listed: bool | None = None  # the generated token follows the echoed prompt tokens
+    bos_listed: bool | None = None
+    prompt_lists: bool | None = None  # several text prompts in one request
+    token_id_prompts: bool | None = None
+    token_id_lists: bool | None = None  # several token-id prompts in one request
+    tokenizer: str | None = None  # URL of the tokenizer endpoint
+    evidence: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None  # why mcq_logprob cannot be scored exactly here
+    transient: bool = False  # the probe itself failed for a passing reason: ask again later
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
+
+    @property
+    def server(self) -> str:
+        return f"the server at {self.base_url} (provider '{self.provider}', model '{self.model}')"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """One line for people: the verdict, then what was found."""
+        def word(value: bool | None) -> str:
+            return "?" if value is None else ("yes" if value else "no")
+
+        facts = (
+            f"prompt log-probs {word(self.prompt_logprobs)}, aligned {word(self.aligned)}, "
+            f"generated token listed {word(self.generated_listed)}, BOS listed {word(self.bos_listed)}, "
+            f"prompt lists {word(self.prompt_lists)}, token-id prompts {word(self.token_id_prompts)}, "
+            f"tokenizer {self.tokenizer or 'none'}"
+        )
+        verdict = "mcq_logprob: exact" if self.usable else f"mcq_logprob refused: {self.problem}"
+        return f"{verdict} ({facts})"
+
+
+async def probe_logprobs(
+    provider: ProviderSettings,
+    model: str,
+    *,
+    timeout_seconds: float = 60.0,
+    policy: RetryPolicy | None = None,
+    transport: Any = None,
+) -> LogprobSupport:
+    """Probe `model` on `provider` with a client of its own (its calls are in no session's traces)."""
+    support = LogprobSupport(provider.name, provider.base_url, model)
+    # A failed probe stops a pipeline, so it rides out passing faults even when runs may not.
+    policy = replace(policy or RetryPolicy(), max_retries=max(PROBE_RETRIES, (policy or RetryPolicy()).max_retries))
+    async with ApiClient([provider], policy, timeout_seconds, transport=transport) as client:
+        try:
+            await _probe(client, model, support)
+        except RetriesExhaustedError as exc:
+            support.problem = f"{support.server} did not answer the probe: {exc}"
+            support.transient = True
+        except ApiError as exc:
+            support.problem = support.problem or f"{support.server} failed a probe request: {exc}"
+    return support
+
+
+async def _probe(client: ApiClient, model: str, support: LogprobSupport) -> None:
+    checked = 0
+    for prefix in PREFIXES:
+        found = await _alignment(client, model, prefix, support)
+        if support.problem is not None:
+            return
+        checked += found
+        if checked == 2 or support.aligned is False:
+            break
+    support.prompt_lists = await _accepts_list(client, model, list(PREFIXES[:2]))
+    ids = await client.tokenize(model, PREFIXES[0], add_special_tokens=False)
+    if ids:
+        support.tokenizer = client.tokenizer_url(model)
+        support.token_id_prompts = await _accepts_list(client, model, ids, expected=1)
+        if support.token_id_prompts:
+            support.token_id_lists = await _accepts_list(client, model, [ids, ids])
+    if checked == 0:
+        support.problem = (
+            f"{support.server} generated no token that its echo lists on its own, so whether its prompt "
+            "log-probabilities are aligned could not be checked"
+        )
+    elif support.aligned is False:
+        e = support.evidence
+        support.problem = (
+            f"{support.server} reports echoed prompt log-probabilities shifted against its own generation "
+            f"(after {e['prefix']!r} it generates {e['token']!r} at {e['generation_logprob']:.3f}, "
+            f"its echo gives {e['token']!r} {e['echo_logprob']:.3f}); scores would be wrong"
+        )
+
+
+async def _alignment(client: ApiClient, model: str, prefix: str, support: LogprobSupport) -> bool:
+    """Compare generation with echo after `prefix`; False when this prefix could not tell."""
+    generated = await client.completions(model, prefix, max_tokens=1, echo=False, logprobs=1, temperature=0.0)
+    choice = (generated.get("choices") or [{}])[0]
+    lp = choice.get("logprobs") or {}
+    tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
+    if not tokens or not values or not isinstance(values[0], (int, float)):
+        if choice.get("logprobs") is None:
+            support.problem = f"{support.server} returns no log-probabilities from /completions (logprobs is null)"
+        return False
+    token, generation_logprob = str(tokens[0]), float(values[0])
+    if not token.strip():
+        return False  # whitespace or an end token: its echo would merge with neighbours
+
+    try:
+        echoed = await client.completions(model, prefix + token, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
+    except RetriesExhaustedError as exc:
+        if not exc.cause.startswith("5xx:500"):
+            raise
+        # It just answered the same prompt without echo: a 500 on every try is a refusal (llama.cpp's server).
+        support.problem = f"{support.server} fails every request with echo and logprobs ({exc.last_error})"
+        return False
+    except ApiError as exc:
+        if getattr(exc, "status", None) in (400, 404, 422):
+            support.problem = f"{support.server} refuses echo with logprobs ({exc})"
+            return False
+        raise
+    choices = echoed.get("choices") or [{}]
+    try:
+        echo = read_echo(choices[0], prompt_text=prefix + token, usage=echoed.get("usage"))
+    except EchoLayoutError as exc:
+        support.problem = f"{support.server} gives no usable prompt log-probabilities ({exc})"
+        return False
+    support.prompt_logprobs = True
+    support.generated_listed = len(echo.tokens) > echo.n_prompt
+    support.bos_listed = not (prefix + token).startswith(echo.tokens[0]) if echo.tokens[0] else True
+    if echo.tokens[echo.n_prompt - 1] != token or echo.prompt_logprobs[-1] is None:
+        return False  # the tokenizer merged the generated token with the prefix
+    echo_logprob = float(echo.prompt_logprobs[-1])
+    aligned = math.isclose(echo_logprob, generation_logprob, abs_tol=ALIGN_TOLERANCE)
+    if support.aligned is None or not aligned:
+        support.evidence = {
+            "prefix": prefix,
+            "token": token,
+            "generation_logprob": generation_logprob,
+            "echo_logprob": echo_logprob,
+        }
+    support.aligned = aligned if support.aligned is None else support.aligned and aligned
+    return True
+
+
+async def _accepts_list(client: ApiClient, model: str, prompt: list[Any], expected: int | None = None) -> bool:
+    """Whether the server answers `prompt` (a list of prompts, or token ids) with one echo per prompt."""
+    expected = len(prompt) if expected is None else expected
+    try:
+        response = await client.completions(model, prompt, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
+    except ApiError:
+        return False
+    choices = response.get("choices") or []
+    return len(choices) == expected and all((c.get("logprobs") or {}).get("tokens") for c in choices)

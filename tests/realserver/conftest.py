@@ -1,0 +1,159 @@
+"""A real third-party OpenAI-compatible server: llama-cpp-python 0.3.36 serving SmolLM2-135M.
+
+`make test` installs llama-cpp-python (extra `realserver`) and fetches the model
+(fetch_model.py). A missing piece fails these tests; W2C_SKIP_REAL_SERVER=1 skips them
+instead (for a quick local run; `make test` and CI never set it).
+
+Fixtures: `real_server` (the server process, session scope, its base URL ending in /v1),
+`real_llama` (the same model in-process with every position's logits) and `loglik`, the
+model's own conditional log-likelihood, the truth scores are checked against.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from .fetch_model import gguf_path
+
+MODEL_ALIAS = "smollm2-135m-instruct"
+# The shortest When2Call prompts (MCQ prompt ~1.1k characters, judge prompt with a 64-token
+# answer) stay under 1k tokens; 2048 leaves room. The logits of every position are kept
+# (n_ctx x 49152 floats, 400 MB), which is what makes echo log-probabilities possible.
+N_CTX = 2048
+N_THREADS = 2
+SKIP_ENV = "W2C_SKIP_REAL_SERVER"
+
+
+def _require() -> Path:
+    """The model path; fail (or skip when W2C_SKIP_REAL_SERVER=1) if something is missing."""
+    model = Path(os.environ.get("W2C_REAL_SERVER_MODEL") or gguf_path())
+    missing = []
+    if importlib.util.find_spec("llama_cpp") is None:
+        missing.append("llama_cpp is not installed (pip install -e '.[realserver]')")
+    if not model.is_file():
+        missing.append(f"{model} is missing (python tests/realserver/fetch_model.py)")
+    if missing:
+        message = "; ".join(missing) + " — `make test` installs both"
+        if os.environ.get(SKIP_ENV) == "1":
+            pytest.skip(message)
+        pytest.fail(message, pytrace=False)
+    return model
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class RealServer:
+    base_url: str  # ends in /v1
+    model: str
+    process: subprocess.Popen
+    log: Path
+    start_seconds: float
+
+    @property
+    def root(self) -> str:
+        return self.base_url.removesuffix("/v1")
+
+
+def start_server(model: Path, log: Path, timeout: float = 120) -> RealServer:
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(model), "--model_alias", MODEL_ALIAS,
+        "--logits_all", "true", "--n_ctx", str(N_CTX), "--n_threads", str(N_THREADS),
+        "--host", "127.0.0.1", "--port", str(port),
+    ]
+    started = time.monotonic()
+    with log.open("wb") as out:  # a file, not a pipe: the server logs a lot and must never block
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    while time.monotonic() - started < timeout:
+        if process.poll() is not None:
+            break
+        try:
+            if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+                return RealServer(base_url, MODEL_ALIAS, process, log, time.monotonic() - started)
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    stop_server(process)
+    tail = log.read_text(errors="replace")[-2000:]
+    raise RuntimeError(f"llama_cpp.server did not answer /v1/models within {timeout:.0f} s; its log ends:\n{tail}")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="session")
+def real_model_path() -> Path:
+    return _require()
+
+
+@pytest.fixture(scope="session")
+def real_server(real_model_path, tmp_path_factory) -> Iterator[RealServer]:
+    server = start_server(real_model_path, tmp_path_factory.mktemp("llama_server") / "server.log")
+    yield server
+    stop_server(server.process)
+
+
+@pytest.fixture(scope="session")
+def real_llama(real_model_path):
+    from llama_cpp import Llama
+
+    return Llama(model_path=str(real_model_path), logits_all=True, n_ctx=N_CTX, n_threads=N_THREADS, verbose=False)
+
+
+def log_softmax(rows: np.ndarray) -> np.ndarray:
+    rows = rows.astype(np.float64)
+    shifted = rows - rows.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def token_logprobs(llama, context: Sequence[int], continuation: Sequence[int]) -> list[float]:
+    """log P(continuation[j] | context + continuation[:j]) for each j, from the model in-process.
+
+    The logits row of position i predicts token i+1, so token j of the continuation is read
+    from the row of the position just before it.
+    """
+    if not context:
+        raise ValueError("the context needs at least one token (the first token has no prediction)")
+    tokens = [*context, *continuation]
+    llama.reset()
+    llama.eval(tokens)
+    rows = np.asarray(llama.scores[len(context) - 1 : len(tokens) - 1, :])
+    logprobs = log_softmax(rows)
+    return [float(logprobs[j, token]) for j, token in enumerate(continuation)]
+
+
+def conditional_loglik(llama, context: Sequence[int], continuation: Sequence[int]) -> float:
+    """The model's own log-likelihood of `continuation` given `context` (token ids)."""
+    return float(sum(token_logprobs(llama, context, continuation)))
+
+
+@pytest.fixture(scope="session")
+def loglik(real_llama):
+    """conditional_loglik bound to the in-process model: loglik(context_ids, continuation_ids)."""
+    return lambda context, continuation: conditional_loglik(real_llama, context, continuation)

@@ -138,3 +138,35 @@ def test_tui_shows_model_status_and_comparison(session):
     assert "by design" in markup and ".392" in markup
     rows = load_session_rows(session)
     assert len(rows.rows) >= 6 and rows.row("839407f4-7704-4346-a885-6775e94f85fe").predictions["mcq"] == "tool_call"
+
+
+async def test_session_view_shows_stored_beside_ours(session, tmp_path, monkeypatch):
+    import time
+
+    from textual.widgets import Select
+
+    from w2c_tui.tui.app import W2cApp
+    from w2c_tui.tui.screens.session_view import SessionViewScreen
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "config.toml").write_text(f'[run]\nworkdir_base = "{tmp_path}"\n[mlflow]\nenabled = false\n')
+
+    async def wait_for(pilot, condition):
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, "timed out waiting for the app"
+            await pilot.pause(0.05)
+
+    app = W2cApp("config.toml")
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.open_session(session)
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionViewScreen) and app.screen.data is not None)
+        view = app.screen
+        title = str(view.query_one("#session-title").render())
+        assert "llama-3.3-70b-instruct" in title and "partial (resumable)" in title and "earlier suite" in title
+        summary = str(view.query_one("#metrics-summary").render())
+        assert "4/6" in summary and "6/6" in summary
+        view.query_one("#metrics-pipeline", Select).value = "mcq"
+        await wait_for(pilot, lambda: "by design" in str(view.query_one("#metrics-extra").render()))
+        extra = str(view.query_one("#metrics-extra").render())
+        assert "Earlier suite: stored vs ours recomputed" in extra and ".392" in extra and ".522" in extra

@@ -221,3 +221,52 @@ def test_mlflow_gets_obtained_over_planned_beside_the_metrics(make_sim, tmp_path
     assert child.data.metrics["n_obtained"] == n and child.data.metrics["n_planned"] == 24
     assert child.data.metrics["accuracy"] == pytest.approx(metrics["accuracy"])
     assert child.data.metrics["missing_as_cannot_answer.accuracy"] == pytest.approx(metrics["missing_as_cannot_answer"]["accuracy"])
+
+
+def test_tui_tables_show_no_metric_and_obtained_over_planned():
+    from w2c_tui.tui.widgets.confusion_matrix import describe_matrix
+    from w2c_tui.tui.widgets.metric_table import hallucination_markup, summary_rows
+
+    examples = load_examples_sample(6)
+    nothing = compute_metrics_for(examples, {})
+    half = compute_metrics_for(examples, {e.uuid: e.correct_answer for e in examples[:3]})
+    rows = summary_rows([("mcq_logprob", "partial", nothing), ("mcq", "cancelled", half)])
+    assert rows[0][2] == "obtained"
+    assert rows[1][1:] == ["partial", "0/6", "–", "–", "–", "–"]
+    assert rows[2][1:3] == ["cancelled", "3/6"] and rows[2][3].startswith("1.00")
+    assert "0/6 obtained" in hallucination_markup(nothing) and "3/6 obtained" in hallucination_markup(half)
+    describe_matrix(None, ())  # no confusion matrix without answers: drawn as empty, no error
+
+
+def compute_metrics_for(examples, predictions):
+    from w2c_tui.metrics import compute_metrics
+
+    return compute_metrics(examples, predictions, n_boot=50)
+
+
+def test_audit_summary_resolves_what_a_later_row_superseded():
+    from w2c_tui.store.audit import summarize
+
+    def event(uuid, kind, ts, stage="request"):
+        return {"uuid": uuid, "fallback_type": kind, "ts_utc": f"2026-01-01T00:00:0{ts}.000Z", "stage": stage, "severity": "warning"}
+
+    events = [
+        event("u1", "judge_json_parse_failed_first", 1, "judge_parse"),  # attempt that ended in a failure
+        event("u1", "api_call_failed_example_skipped", 2),
+        event("u2", "api_call_failed_example_skipped", 2),
+        event("u1", "missing_prediction_uuid", 3, "metrics"),
+        event("u2", "missing_prediction_uuid", 3, "metrics"),
+        event("u3", "invalid_label_coercion_to_cannot_answer", 4, "metrics"),
+        event("u1", "judge_json_parse_failed_first", 5, "judge_parse"),  # the resume's attempt: its row exists
+    ]
+    summary = summarize(events, obtained={"u1", "u3"})
+    assert summary["resolved_by_resume"] == {
+        "api_call_failed_example_skipped": 1, "judge_json_parse_failed_first": 1, "missing_prediction_uuid": 1
+    }
+    assert summary["n_resolved_events"] == 3 and summary["history_total_events"] == 7
+    # outstanding: u1's second judge retry, u2's failure and missing, u3's coercion
+    assert summary["total_events"] == 4 and summary["n_uuids_affected"] == 3
+    assert summary["n_outstanding_missing"] == 1
+    assert summary["forced_fallback_events"] == 1 and summary["forced_fallback_uuids"] == 1
+    # without rows known, nothing is resolved (the earlier behaviour)
+    assert summarize(events)["total_events"] == 7

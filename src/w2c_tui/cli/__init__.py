@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from w2c_tui.cli import data_cmd, mlflow_cmd, run_cmd, sessions_cmd, sim_cmd
+    from w2c_tui.cli import data_cmd, mlflow_cmd, probe_cmd, run_cmd, sessions_cmd, sim_cmd
 
     parser = _Parser(prog="w2c-tui", description="Run and browse When2Call evaluations against OpenAI-compatible APIs.")
     parser.add_argument("--version", action="version", version=f"w2c-tui {__version__}")
@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_cmd.register(sub)
     sessions_cmd.register(sub)
     sim_cmd.register(sub)
+    probe_cmd.register(sub)
     data_cmd.register(sub)
     mlflow_cmd.register(sub)
     return parser

@@ -117,6 +117,8 @@ def show(args: argparse.Namespace) -> int:
         m = p.metrics or {}
         print(pipeline_line(p.exp_name, p.status, m))
         for variant, vm in (m.get("variants") or {}).items():
+            if "accuracy" not in vm:
+                continue  # nothing obtained: the pipeline line already says so
             print(f"      {variant:<12} acc {fmt(vm.get('accuracy'))} macro_f1 {fmt(vm.get('macro_f1'))}")
         legacy = m.get("missing_as_cannot_answer")
         if legacy and m.get("n_missing_predictions"):

@@ -25,7 +25,7 @@ class PipelineProgress:
     done: int = 0  # rows checkpointed, including those found on resume
     resumed: int = 0
     failed: int = 0
-    status: str = "queued"  # queued, running, done, partial, failed, cancelled
+    status: str = "queued"  # queued, running, then a w2c_tui.status word (complete, partial, cancelled, failed)
     message: str = ""
     started_at: float | None = None
     finished_at: float | None = None

@@ -107,23 +107,41 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return list(iter_rows(path))
 
 
-def is_resolved(event: dict[str, Any], obtained: Iterable[str] | set[str]) -> bool:
-    """True for a missing/skipped event whose UUID has a row now (a later launch obtained it)."""
-    return str(event.get("fallback_type")) in RESOLVABLE_TYPES and event.get("uuid") in obtained
+def resolved_events(events: list[dict[str, Any]], obtained: Iterable[str]) -> set[int]:
+    """Positions in `events` of the events a later row has superseded.
+
+    For a UUID that has a row now: every `missing_prediction_uuid` and
+    `api_call_failed_example_skipped` event, and every other event written no later than
+    the last of those (it belongs to an attempt that produced no row, e.g. a judge retry
+    before the request failed). Events after it describe the row that exists and stay.
+    """
+    have = set(obtained)
+    last_gap: dict[str, str] = {}
+    for event in events:
+        uuid = event.get("uuid")
+        if uuid in have and str(event.get("fallback_type")) in RESOLVABLE_TYPES:
+            last_gap[uuid] = max(last_gap.get(uuid, ""), str(event.get("ts_utc") or ""))
+    found = set()
+    for index, event in enumerate(events):
+        uuid = event.get("uuid")
+        if uuid not in last_gap:
+            continue
+        if str(event.get("fallback_type")) in RESOLVABLE_TYPES or str(event.get("ts_utc") or "") <= last_gap[uuid]:
+            found.add(index)
+    return found
 
 
 def summarize(events: Iterable[dict[str, Any]], obtained: Iterable[str] | None = None) -> dict[str, Any]:
     """Counts of guide §12 over the events still outstanding, plus what resumes resolved.
 
-    `obtained` are the UUIDs that have a row in the pipeline's checkpoint now; a
-    `missing_prediction_uuid` or `api_call_failed_example_skipped` event of such a UUID
-    is history, counted in `resolved_by_resume` and left out of the other counts. Without
-    `obtained` every event counts (the earlier behaviour).
+    `obtained` are the UUIDs that have a row in the pipeline's checkpoint now; events a
+    later row superseded (`resolved_events`) are history: counted in `resolved_by_resume`
+    and left out of the other counts. Without `obtained` every event counts.
     """
     events = list(events)
-    have = set(obtained or ())
-    outstanding = [e for e in events if not is_resolved(e, have)]
-    resolved = Counter(str(e.get("fallback_type")) for e in events if is_resolved(e, have))
+    resolved_at = resolved_events(events, obtained or ())
+    outstanding = [e for i, e in enumerate(events) if i not in resolved_at]
+    resolved = Counter(str(events[i].get("fallback_type")) for i in resolved_at)
     summary = _counts(outstanding)
     summary["resolved_by_resume"] = dict(sorted(resolved.items()))
     summary["n_resolved_events"] = sum(resolved.values())

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.labels import LABELS
-from w2c_tui.store.audit import is_resolved, read_events, summarize
+from w2c_tui.store.audit import read_events, resolved_events, summarize
 from w2c_tui.store.browse import SessionInfo, read_session
 from w2c_tui.store.checkpoints import PRIMARY_FILES, predicted_label, primary_file  # noqa: F401 - re-exported
 from w2c_tui.store.dataset_lookup import dataset_candidates
@@ -116,11 +116,12 @@ def load_session_rows(root: Path | SessionInfo) -> SessionRows:
     for exp_name in exp_names:
         events = read_events(info.paths.audit_file(exp_name))
         obtained = primary[exp_name].keys()
-        for event in events:
+        resolved_at = resolved_events(events, obtained)
+        for index, event in enumerate(events):
             uuid = event.get("uuid")
             if isinstance(uuid, str):
                 events_by_uuid[uuid].append(event)
-                if is_resolved(event, obtained):
+                if index in resolved_at:
                     resolved_ids.add(id(event))
         # From the events and rows on disk, so a resume's resolutions show even in older sessions.
         summaries[exp_name] = summarize(events, obtained)

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Select, Static, TabbedContent, TabPane, TextArea
 
 from w2c_tui.labels import LABELS
+from w2c_tui.status import with_hint
 from w2c_tui.store.browse import SessionInfo, read_session
 from w2c_tui.tui.endpoint_info import endpoint_markup
 from w2c_tui.tui.readers import SessionData, stability_entropies
@@ -131,7 +132,7 @@ class SessionViewScreen(Screen):
         self.query_one("#session-title", Static).update(
             Content.from_markup(
                 f"[b]{escape(info.target_model)}[/b]  [dim]run[/] {escape(info.run_key)}  "
-                f"[dim]session[/] {escape(info.fingerprint)}  {info.status}{sim}"
+                f"[dim]session[/] {escape(info.fingerprint)}  {with_hint(info.status)}{sim}"
                 + (f"\n{endpoint_markup(info.manifest)}" if endpoint_markup(info.manifest) else "")
             )
         )

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
-from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, session_status
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, session_status, with_hint
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.widgets.metric_table import render_rows, summary_rows
@@ -59,7 +59,7 @@ def session_summary(info: SessionInfo, *, short: bool = False) -> str:
     manifest = info.manifest or {}
     created = info.created_at[:16].replace("T", " ") if info.created_at else "–"
     lines = [
-        f"[b]{escape(info.target_model)}[/b]   {STATUS_ICON.get(info.status, '')} {info.status}"
+        f"[b]{escape(info.target_model)}[/b]   {STATUS_ICON.get(info.status, '')} {with_hint(info.status)}"
         + ("   [b $warning]SIMULATED[/]" if info.simulated else ""),
         f"[dim]run[/] {escape(info.run_key)}   [dim]session[/] {escape(info.fingerprint)}",
         f"[dim]judge[/] {escape(info.judge_model or '–')}   [dim]family[/] {escape(str(manifest.get('template_family') or '–'))}"

@@ -7,10 +7,21 @@ import math
 
 import httpx
 import numpy as np
+import pytest
 
-from .conftest import log_softmax, token_logprobs
+from .conftest import SKIP_ENV, _require, log_softmax, token_logprobs
 
 PREFIX = "The capital of France is"
+
+
+def test_a_missing_model_fails_unless_skipping_is_asked_for(monkeypatch, tmp_path):
+    monkeypatch.setenv("W2C_REAL_SERVER_MODEL", str(tmp_path / "absent.gguf"))
+    monkeypatch.delenv(SKIP_ENV, raising=False)
+    with pytest.raises(pytest.fail.Exception, match="absent.gguf is missing"):
+        _require()
+    monkeypatch.setenv(SKIP_ENV, "1")
+    with pytest.raises(pytest.skip.Exception, match="absent.gguf is missing"):
+        _require()
 
 
 def test_log_softmax_by_hand():

@@ -61,19 +61,22 @@ class LogprobSupport:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
-    def summary(self) -> str:
-        """One line for people: the verdict, then what was found."""
+    def facts(self) -> str:
+        """What was found, in one line."""
         def word(value: bool | None) -> str:
             return "?" if value is None else ("yes" if value else "no")
 
-        facts = (
+        return (
             f"prompt log-probs {word(self.prompt_logprobs)}, aligned {word(self.aligned)}, "
             f"generated token listed {word(self.generated_listed)}, BOS listed {word(self.bos_listed)}, "
             f"prompt lists {word(self.prompt_lists)}, token-id prompts {word(self.token_id_prompts)}, "
             f"tokenizer {self.tokenizer or 'none'}"
         )
+
+    def summary(self) -> str:
+        """One line for people: the verdict, then what was found."""
         verdict = "mcq_logprob: exact" if self.usable else f"mcq_logprob refused: {self.problem}"
-        return f"{verdict} ({facts})"
+        return f"{verdict} ({self.facts()})"
 
 
 async def probe_logprobs(

@@ -182,6 +182,7 @@ class W2cApp(App[int]):
         except LaunchError as exc:
             self.notify(str(exc), title="Cannot launch", severity="error", timeout=10)
             return
+        launch.notify = lambda message: self.notify(message, title="Pipeline refused", severity="warning", timeout=20)
         record = LaunchRecord.of(len(self.launch_records) + 1, launch)
         self.launch_records.append(record)
         self.running_launches += 1

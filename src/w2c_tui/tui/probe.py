@@ -1,8 +1,9 @@
 """'Test connection': what an OpenAI-compatible provider can do, asked with tiny requests.
 
-Checks GET /models, a one-token chat, /completions with echo + logprobs (needed by
-mcq_logprob) and vLLM's /tokenize (served at the server root, beside /v1). Each check has
-its own short timeout and its own ✓/✗, so one missing capability never hides the others.
+Checks GET /models and a one-token chat here; `logprobs` and `tokenize` come from the
+capability probe (`api/probe.py`), the same one launch preflight runs, so Setup shows the
+verdict a launch would act on: whether mcq_logprob can be scored exactly, and why not.
+Each check has its own ✓/✗, so one missing capability never hides the others.
 """
 
 from __future__ import annotations
@@ -31,11 +32,6 @@ class ProbeResult:
 
     def summary(self) -> str:
         return "  ".join(f"{'✓' if c.ok else '✗'} {name}" for name, c in self.checks.items())
-
-
-def _server_root(base_url: str) -> str:
-    base = base_url.rstrip("/")
-    return base[: -len("/v1")] if base.endswith("/v1") else base
 
 
 def _reason(response: httpx.Response) -> str:
@@ -79,10 +75,11 @@ async def _probe(name: str, base_url: str, token: str | None, model: str | None,
             for check in CHECKS[1:]:
                 result.checks[check] = Check(False, "no model to try")
             return result
-        checks = await asyncio.gather(
-            _chat(client, base, model), _logprobs(client, base, model), _tokenize(client, base, model)
+        chat, capabilities = await asyncio.gather(
+            _chat(client, base, model), _capabilities(name, base_url, token, model, timeout)
         )
-        result.checks.update(zip(CHECKS[1:], checks))
+        result.checks["chat"] = chat
+        result.checks.update(capabilities)
     return result
 
 
@@ -97,33 +94,18 @@ async def _chat(client: httpx.AsyncClient, base: str, model: str) -> Check:
     return Check(True, model)
 
 
-async def _logprobs(client: httpx.AsyncClient, base: str, model: str) -> Check:
-    body = {"model": model, "prompt": "The sky is blue", "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0}
-    try:
-        response = await client.post(f"{base}/completions", json=body)
-    except httpx.HTTPError as exc:
-        return Check(False, type(exc).__name__)
-    if response.status_code != 200:
-        return Check(False, _reason(response))
-    try:
-        choice = (response.json().get("choices") or [{}])[0]
-        tokens = (choice.get("logprobs") or {}).get("tokens") or []
-    except (ValueError, AttributeError, IndexError):
-        return Check(False, "unreadable answer")
-    if len(tokens) < 2:
-        return Check(False, "no echoed prompt tokens")
-    return Check(True, f"{len(tokens)} echoed tokens")
+async def _capabilities(name: str, base_url: str, token: str | None, model: str, timeout: float) -> dict[str, Check]:
+    """The `logprobs` (mcq_logprob can be scored exactly) and `tokenize` checks, from the capability probe."""
+    from w2c_tui.api import ProviderSettings
+    from w2c_tui.api.probe import probe_logprobs
 
-
-async def _tokenize(client: httpx.AsyncClient, base: str, model: str) -> Check:
-    body = {"model": model, "prompt": "The sky is blue"}
-    for url in (f"{_server_root(base)}/tokenize", f"{base}/tokenize"):
-        try:
-            response = await client.post(url, json=body)
-        except httpx.HTTPError as exc:
-            last = Check(False, type(exc).__name__)
-            continue
-        if response.status_code == 200:
-            return Check(True, url.rsplit("/", 2)[-2] + "/tokenize")
-        last = Check(False, _reason(response))
-    return last
+    provider = ProviderSettings(name=name, base_url=base_url, token=token)
+    try:
+        support = await probe_logprobs(provider, model, timeout_seconds=timeout)
+    except Exception as exc:  # noqa: BLE001 - e.g. a missing token: shown as the check's detail
+        return {"logprobs": Check(False, str(exc)), "tokenize": Check(False, "not tried")}
+    verdict = "mcq_logprob exact" if support.usable else (support.problem or "")
+    return {
+        "logprobs": Check(support.usable, f"{verdict} ({support.facts()})"),
+        "tokenize": Check(bool(support.tokenizer), support.tokenizer or "no tokenizer endpoint (text prompts are split by the echo)"),
+    }

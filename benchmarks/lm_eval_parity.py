@@ -40,6 +40,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -275,9 +276,12 @@ enabled = false
     )
     elapsed = time.monotonic() - started
     # The run key holds this one session; found on disk, so a failing summary print does not hide it.
-    found = sorted((folder / "workdir" / "runs" / f"parity-{family}" / "sessions").glob("*/checkpoints/mcq_logprob/debug_per_choice.jsonl"))
+    sessions = folder / "workdir" / "runs" / f"parity-{family}" / "sessions"
+    found = sorted(sessions.glob("*/checkpoints/mcq_logprob/debug_per_choice.jsonl"))
     if len(found) != 1:
-        raise SetupError(f"w2c-tui run ({family}) exited {done.returncode} and left {len(found)} debug files: {done.stderr.strip()[-400:]}")
+        raise SetupError(
+            f"w2c-tui run ({family}) exited {done.returncode} and left {len(found)} debug files: {done.stderr.strip()[-400:]}"
+        )
     rows = [json.loads(line) for line in found[0].open()]
     if done.returncode != 0:
         print(f"warning: w2c-tui run ({family}) exited {done.returncode} after writing {len(rows)} debug rows: "
@@ -411,9 +415,12 @@ def main() -> int:
         raise SetupError(
             f"{args.lm_eval_python} not found: create the lm-eval virtualenv (benchmarks/README.md, 'lm-eval parity')"
         )
+    if args.keep and Path(args.keep).exists() and any(Path(args.keep).iterdir()):
+        # A session left there would be resumed, not re-run against this sim.
+        raise SetupError(f"--keep {args.keep}: folder is not empty; name a new one")
+    sim = Sim(args.sim_arg, args.merging_tokenizer)
     folder = Path(args.keep or tempfile.mkdtemp(prefix="lm_eval_parity-")).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    sim = Sim(args.sim_arg, args.merging_tokenizer)
     try:
         print(f"w2c-tui from {Path(w2c_tui.__file__).parent}")
         print(f"sim {sim.root} (seed {SIM_SEED}, tokenizer {'merging (patched)' if args.merging_tokenizer else 'as shipped'}"
@@ -446,6 +453,8 @@ def main() -> int:
         differing = compare(families, examples, w2c, requests, answer["results"], args.show)
     finally:
         sim.stop()
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
     return 1 if differing else 0
 
 

@@ -53,6 +53,8 @@ def test_the_probe_tells_each_server_kind_apart(name):
         assert support.bos_listed is True and support.generated_listed is True
     if name in ("vllm", "vllm-llama"):
         assert support.tokenizer and support.token_id_prompts and support.token_id_lists
+    if name == "sglang":  # offsets of -1: the probe reads the echo by usage, the run uses token ids
+        assert support.token_id_prompts and support.aligned is True
     if name == "vllm-gateway":
         assert support.tokenizer is None and support.prompt_lists is True
 
@@ -170,4 +172,8 @@ def test_read_echo_counts_prompt_tokens_from_the_answer_not_by_assumption():
         read_echo(generated, prompt_text="ab c", usage={"prompt_tokens": 2, "completion_tokens": 2})
     with pytest.raises(EchoLayoutError):
         read_echo({"text": "ab", "logprobs": {"tokens": ["ab"], "token_logprobs": [None]}}, prompt_text="ab")
+    sglang = {"text": "ab c d", "logprobs": {"tokens": ["ab", " c", " d"], "token_logprobs": [None, -1.0, -2.0], "text_offset": [-1, -1, -1]}}
+    assert read_echo(sglang, prompt_text="ab c", usage={"prompt_tokens": 2, "completion_tokens": 1}).n_prompt == 2
+    with pytest.raises(EchoLayoutError):  # a list request's usage is not this choice's
+        read_echo(sglang, prompt_text="ab c")
     assert read_echo(generated, n_prompt_tokens=2).prompt_logprobs == [None, -1.0]

@@ -4,8 +4,9 @@ Servers differ in what follows the echoed prompt: vLLM lists the generated token
 llama-cpp-python lists it only when one was generated, and a model that stops at once
 generates none. Some list a BOS token first. So the number of prompt entries is never
 assumed: it is the number of token ids we sent, or, for a text prompt, the entries whose
-`text_offset` lies inside the echoed prompt text. Where neither can be read, or usage
-contradicts the count, the echo is refused rather than scored wrongly.
+`text_offset` lies inside the echoed prompt text (or, without usable offsets, the
+`usage.prompt_tokens` of a single-prompt request). Where none of these can be read, or
+usage contradicts the count, the echo is refused rather than scored wrongly.
 """
 
 from __future__ import annotations
@@ -56,7 +57,11 @@ def read_echo(
         if len(tokens) < n_prompt:
             raise EchoLayoutError(f"the echo lists {len(tokens)} tokens for a prompt of {n_prompt}")
     elif prompt_text is not None:
-        n_prompt = _prompt_entries_by_offset(lp.get("text_offset"), str(choice.get("text") or ""), prompt_text, len(tokens))
+        offsets = lp.get("text_offset")
+        if _usable_offsets(offsets, len(tokens)):
+            n_prompt = _prompt_entries_by_offset(offsets, str(choice.get("text") or ""), prompt_text)
+        else:  # SGLang sends -1 for every offset: a single prompt's usage still tells
+            n_prompt = _prompt_entries_by_usage(usage, len(tokens))
     else:
         raise ValueError("read_echo needs prompt_text or n_prompt_tokens")
     if usage is not None:
@@ -64,22 +69,31 @@ def read_echo(
     return Echo(tokens, logprobs, n_prompt)
 
 
-def _prompt_entries_by_offset(offsets: Any, text: str, prompt_text: str, n_tokens: int) -> int:
+def _usable_offsets(offsets: Any, n_tokens: int) -> bool:
     if not isinstance(offsets, list) or len(offsets) != n_tokens:
-        raise EchoLayoutError("the echo has no usable text_offset, so prompt and generated tokens cannot be told apart")
+        return False
+    if not all(isinstance(o, int) and o >= 0 for o in offsets):
+        return False
+    return all(a <= b for a, b in zip(offsets, offsets[1:]))
+
+
+def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str) -> int:
     # The echoed text starts with the prompt, or with a BOS text and then the prompt.
     start = text.find(prompt_text) if prompt_text else 0
     if start < 0:
         raise EchoLayoutError("the echoed text does not contain the prompt that was sent")
-    end = start + len(prompt_text)
-    n_prompt = 0
-    for offset in offsets:
-        if not isinstance(offset, int) or offset >= end:
-            break
-        n_prompt += 1
+    n_prompt = sum(1 for offset in offsets if offset < start + len(prompt_text))
     if n_prompt == 0:
         raise EchoLayoutError("no echoed token lies inside the prompt text")
     return n_prompt
+
+
+def _prompt_entries_by_usage(usage: dict[str, Any] | None, n_tokens: int) -> int:
+    prompt = (usage or {}).get("prompt_tokens")
+    generated = (usage or {}).get("completion_tokens") or 0
+    if not isinstance(prompt, int) or n_tokens not in (prompt, prompt + generated):
+        raise EchoLayoutError("the echo has no usable text_offset, so prompt and generated tokens cannot be told apart")
+    return prompt
 
 
 def _check_usage(usage: dict[str, Any], *, n_listed_generated: int) -> None:

@@ -59,4 +59,5 @@ async def check_logprob_support(
         for exp_name in wanted:
             progress = state.pipeline(exp_name)
             progress.status, progress.message = REFUSED, support.problem or ""
+            progress.total = len(plan.examples)  # shown as 0 of N, not as an empty task done
     return by_session

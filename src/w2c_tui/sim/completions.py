@@ -86,18 +86,18 @@ def _top(token: str, value: float | None) -> dict[str, float] | None:
 
 
 def _logprobs(
-    seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None", listed: bool
+    seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None", conventions: Conventions
 ) -> dict[str, Any]:
-    """`listed`: whether the generated tokens follow the echoed prompt tokens."""
-    if echoed is not None and not listed:
+    if echoed is not None and not conventions.echo_generated:
         generated = []
     values = score_pieces(seed, generated, start=prompt)
     tokens = (pieces if echoed else []) + generated
+    offsets = list(accumulate(map(len, tokens[:-1]), initial=0)) if tokens else []
     return {
         "tokens": tokens,
         "token_logprobs": (echoed.values if echoed else []) + values,
         "top_logprobs": (echoed.tops if echoed else []) + [_top(t, v) for t, v in zip(generated, values)],
-        "text_offset": list(accumulate(map(len, tokens[:-1]), initial=0)) if tokens else [],
+        "text_offset": offsets if conventions.text_offsets else [-1] * len(offsets),
     }
 
 
@@ -204,8 +204,7 @@ def completion(
                 "logprobs": None
                 if want_logprobs is None
                 else _logprobs(
-                    seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed),
-                    conventions.echo_generated,
+                    seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed), conventions
                 ),
                 "finish_reason": finish,
             }

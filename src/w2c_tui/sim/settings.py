@@ -48,6 +48,7 @@ class Conventions:
     eos_at_once: bool = False  # the model ends every completion at once: nothing is generated
     bos: str = ""  # a BOS token the server puts before a text prompt (listed in the echo)
     tokenizer: bool = True  # serves /tokenize (a gateway in front of vLLM often passes only /v1)
+    text_offsets: bool = True  # False: every text_offset is -1, as SGLang sends
 
     def __post_init__(self) -> None:
         if self.prompt_logprobs not in PROMPT_LOGPROBS:
@@ -67,6 +68,7 @@ IMITATIONS: dict[str, Conventions] = {
     "llama-server": Conventions(prompt_logprobs="refused500", prompt_lists="error500"),
     "openai-instruct": Conventions(prompt_logprobs="refused", tokenizer=False),
     "ollama": Conventions(prompt_logprobs="ignored", prompt_lists="error400", tokenizer=False),
+    "sglang": Conventions(text_offsets=False),
     "tgi": Conventions(prompt_logprobs="none", max_prompts=4, tokenizer=False),
 }
 

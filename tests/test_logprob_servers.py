@@ -99,6 +99,11 @@ def _logprob_rows(sim: SimServer, tmp_path, run_key: str):
     return outcome, rows
 
 
+def test_a_server_adding_bos_to_token_ids_is_scored_from_text_instead():
+    support = probe(Conventions(bos="<s>", bos_on_ids=True))
+    assert support.usable and support.tokenizer and support.token_id_prompts is False
+
+
 def test_refused_prompt_lists_fall_back_once_to_five_requests_per_example(tmp_path):
     aligned_llama_cpp = Conventions(prompt_lists="error500", tokenizer=False)
     with SimServer(SimSettings(seed=7, conventions=aligned_llama_cpp)) as sim:

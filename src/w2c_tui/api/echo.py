@@ -56,6 +56,7 @@ def read_echo(
         n_prompt = n_prompt_tokens
         if len(tokens) < n_prompt:
             raise EchoLayoutError(f"the echo lists {len(tokens)} tokens for a prompt of {n_prompt}")
+        check_prompt_tokens(usage, n_prompt)
     elif prompt_text is not None:
         offsets = lp.get("text_offset")
         if _usable_offsets(offsets, len(tokens)):
@@ -94,6 +95,13 @@ def _prompt_entries_by_usage(usage: dict[str, Any] | None, n_tokens: int) -> int
     if not isinstance(prompt, int) or n_tokens not in (prompt, prompt + generated):
         raise EchoLayoutError("the echo has no usable text_offset, so prompt and generated tokens cannot be told apart")
     return prompt
+
+
+def check_prompt_tokens(usage: dict[str, Any] | None, sent: int) -> None:
+    """A server that added tokens (a BOS) to token-id prompts would shift every position."""
+    counted = (usage or {}).get("prompt_tokens")
+    if isinstance(counted, int) and counted != sent:
+        raise EchoLayoutError(f"the server counts {counted} prompt tokens where {sent} token ids were sent")
 
 
 def _check_usage(usage: dict[str, Any], *, n_listed_generated: int) -> None:

@@ -115,7 +115,7 @@ async def _probe(client: ApiClient, model: str, support: LogprobSupport) -> None
     ids = await client.tokenize(model, PREFIXES[0], add_special_tokens=False)
     if ids:
         support.tokenizer = client.tokenizer_url(model)
-        support.token_id_prompts = await _accepts_list(client, model, ids, expected=1)
+        support.token_id_prompts = await _echoes_ids_as_sent(client, model, ids)
         if support.token_id_prompts:
             support.token_id_lists = await _accepts_list(client, model, [ids, ids])
     if checked == 0:
@@ -183,12 +183,21 @@ async def _alignment(client: ApiClient, model: str, prefix: str, support: Logpro
     return True
 
 
-async def _accepts_list(client: ApiClient, model: str, prompt: list[Any], expected: int | None = None) -> bool:
-    """Whether the server answers `prompt` (a list of prompts, or token ids) with one echo per prompt."""
-    expected = len(prompt) if expected is None else expected
+async def _echoes_ids_as_sent(client: ApiClient, model: str, ids: list[int]) -> bool:
+    """Token-id prompts are taken as they are: the echo spells the prefix back, nothing added."""
     try:
-        response = await client.completions(model, prompt, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
+        response = await client.completions(model, ids, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
+        echo = read_echo((response.get("choices") or [{}])[0], n_prompt_tokens=len(ids), usage=response.get("usage"))
+    except (ApiError, EchoLayoutError):
+        return False
+    return "".join(echo.prompt_tokens) == PREFIXES[0]
+
+
+async def _accepts_list(client: ApiClient, model: str, prompts: list[Any]) -> bool:
+    """Whether the server answers a list of prompts (texts or token-id lists) with one echo each."""
+    try:
+        response = await client.completions(model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
     except ApiError:
         return False
     choices = response.get("choices") or []
-    return len(choices) == expected and all((c.get("logprobs") or {}).get("tokens") for c in choices)
+    return len(choices) == len(prompts) and all((c.get("logprobs") or {}).get("tokens") for c in choices)

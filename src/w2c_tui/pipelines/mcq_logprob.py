@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from w2c_tui.api import PermanentApiError, RetriesExhaustedError
-from w2c_tui.api.echo import Echo, read_echo
+from w2c_tui.api.echo import Echo, check_prompt_tokens, read_echo
 from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.data import Example
 from w2c_tui.labels import LABELS
@@ -153,6 +153,8 @@ async def _try_list(ctx: PipelineContext, example: Example, key: tuple, prompts:
         choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
         if len(choices) == len(prompts):
             ctx.capabilities[key] = True
+            if key[2]:  # token ids: the usage of the whole request must count exactly what was sent
+                check_prompt_tokens(response.get("usage"), sum(map(len, prompts)))
             return [read(c, i) for i, c in enumerate(choices)]
         reason = f"{len(choices)} choices for {len(prompts)} prompts"
     except PermanentApiError as exc:

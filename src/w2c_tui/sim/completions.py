@@ -54,10 +54,11 @@ def prompt_pieces(prompt: Any, conventions: Conventions = Conventions()) -> list
                 if conventions.prompt_lists == "error400":
                     raise protocol.BadRequest("json: cannot unmarshal array into Go struct field .prompt of type string")
                 return [bos + pieces for pieces in tokenize_many(prompt)]
+            id_bos = bos if conventions.bos_on_ids else []
             if _is_ids(prompt):
-                return [pieces_of(prompt)]
+                return [id_bos + pieces_of(prompt)]
             if all(_is_ids(p) for p in prompt):
-                return [pieces_of(p) for p in prompt]
+                return [id_bos + pieces_of(p) for p in prompt]
         except UnknownTokenId as exc:
             raise protocol.BadRequest(str(exc)) from None
     raise protocol.BadRequest("'prompt' must be a string, a list of strings, or token ids (a list or a list of lists)")

@@ -47,6 +47,7 @@ class Conventions:
     echo_generated: bool = True  # the generated token follows the echoed prompt tokens
     eos_at_once: bool = False  # the model ends every completion at once: nothing is generated
     bos: str = ""  # a BOS token the server puts before a text prompt (listed in the echo)
+    bos_on_ids: bool = False  # ... and before a token-id prompt too, which shifts what was sent
     tokenizer: bool = True  # serves /tokenize (a gateway in front of vLLM often passes only /v1)
     text_offsets: bool = True  # False: every text_offset is -1, as SGLang sends
 

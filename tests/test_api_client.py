@@ -357,7 +357,21 @@ async def test_tokenize_falls_back_to_base_url_then_none_on_404():
     async with make_client(handler, [ProviderSettings("vllm", LOCAL)]) as client:
         assert await client.tokenize("m", "x") is None
         assert await client.tokenize("m", "y") is None
-    assert [str(r.url) for r in handler.seen] == ["http://127.0.0.1:8000/tokenize", "http://127.0.0.1:8000/v1/tokenize"]
+    assert [str(r.url) for r in handler.seen] == [
+        "http://127.0.0.1:8000/tokenize", "http://127.0.0.1:8000/v1/tokenize", "http://127.0.0.1:8000/extras/tokenize"
+    ]
+
+
+async def test_tokenize_finds_llama_cpp_pythons_extras_endpoint():
+    def handler(request):
+        if request.url.path != "/extras/tokenize":
+            return httpx.Response(404, json={"detail": "Not Found"})
+        assert json.loads(request.content) == {"model": "m", "input": "hi there"}
+        return httpx.Response(200, json={"tokens": [7, 8]})
+
+    async with make_client(scripted(handler), [ProviderSettings("llama", LOCAL)]) as client:
+        assert await client.tokenize("m", "hi there", add_special_tokens=False) == [7, 8]
+        assert client.tokenizer_url("m") == "http://127.0.0.1:8000/extras/tokenize"
 
 
 async def test_completions_sends_echo_and_logprobs():

@@ -190,26 +190,22 @@ class ApiClient:
     ) -> list[int] | None:
         """Token ids from the server's tokenizer endpoint, or None when it has none (remembered).
 
-        vLLM and llama.cpp's server answer at the root `/tokenize`, llama-cpp-python at
-        `/extras/tokenize`; each reads its own field for the text (`prompt`, `content`,
-        `input`) and ignores the others, so one body serves them all.
+        vLLM answers at the root `/tokenize` (some proxies put it under /v1) and reads
+        `prompt`; llama-cpp-python answers at `/extras/tokenize` and reads `input`.
         """
         provider = self._provider(self.route(model))
         if not provider.has_tokenize:
             return None
-        body: dict[str, Any] = {"model": model, "prompt": text, "content": text, "input": text}
-        if add_special_tokens is not None:
-            body["add_special_tokens"] = add_special_tokens
-            body["add_special"] = add_special_tokens
         settings = {"add_special_tokens": add_special_tokens}
         candidates = [provider.tokenize_url] if provider.tokenize_url else tokenize_urls(provider.settings.base_url)
         for index, url in enumerate(candidates):
             absent = ROOT_ENDPOINT_ABSENT if index < len(candidates) - 1 else ENDPOINT_ABSENT
+            body = _tokenize_body(url, model, text, add_special_tokens)
             success = await self._call(
                 provider, "POST", TOKENIZE_ENDPOINT, url, body, model, settings, ctx, False, absent
             )
             tokens = success.data.get("tokens") if success and isinstance(success.data, dict) else None
-            if isinstance(tokens, list):
+            if isinstance(tokens, list) and (tokens or not text):
                 provider.tokenize_url = url
                 return tokens
         provider.has_tokenize = False
@@ -390,8 +386,8 @@ class ApiClient:
 
 
 def tokenize_urls(base_url: str) -> list[str]:
-    """Where tokenizers live: vLLM's and llama.cpp's at the server root, beside /v1, some proxies
-    under /v1, llama-cpp-python's at /extras/tokenize."""
+    """Where tokenizers live: vLLM's at the server root, beside /v1 (some proxies put it under
+    /v1), llama-cpp-python's at /extras/tokenize."""
     base = base_url.rstrip("/")
     root = base[: -len("/v1")] if base.endswith("/v1") else base
     urls = [root + TOKENIZE_ENDPOINT]
@@ -399,6 +395,15 @@ def tokenize_urls(base_url: str) -> list[str]:
         urls.append(base + TOKENIZE_ENDPOINT)
     urls.append(root + "/extras" + TOKENIZE_ENDPOINT)
     return urls
+
+
+def _tokenize_body(url: str, model: str, text: str, add_special_tokens: bool | None) -> dict[str, Any]:
+    if url.endswith("/extras" + TOKENIZE_ENDPOINT):  # llama-cpp-python: no option for special tokens
+        return {"model": model, "input": text}
+    body: dict[str, Any] = {"model": model, "prompt": text}
+    if add_special_tokens is not None:
+        body["add_special_tokens"] = add_special_tokens
+    return body
 
 
 def n_prompts(prompt: Any) -> int:

@@ -162,6 +162,7 @@ async def test_session_view_shows_stored_beside_ours(session, tmp_path, monkeypa
         app.open_session(session)
         await wait_for(pilot, lambda: isinstance(app.screen, SessionViewScreen) and app.screen.data is not None)
         view = app.screen
+        await wait_for(pilot, lambda: view.info is not None)  # info and rows are read by separate workers
         title = str(view.query_one("#session-title").render())
         assert "llama-3.3-70b-instruct" in title and "partial (resumable)" in title and "earlier suite" in title
         summary = str(view.query_one("#metrics-summary").render())

@@ -270,3 +270,14 @@ def test_audit_summary_resolves_what_a_later_row_superseded():
     assert summary["forced_fallback_events"] == 1 and summary["forced_fallback_uuids"] == 1
     # without rows known, nothing is resolved (the earlier behaviour)
     assert summarize(events)["total_events"] == 7
+
+
+def test_show_lists_a_pipeline_the_probe_refused(tmp_path, capsys):
+    root = tmp_path / "runs" / "rk" / "sessions" / "fp01"
+    (root / "checkpoints" / "mcq").mkdir(parents=True)
+    manifest = {"w2c_tui_version": "t", "target_model": "m", "refused_pipelines": {"mcq_logprob": "echo offsets misaligned"}}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    text = show(capsys, root)
+    line = next(line for line in text.splitlines() if line.strip().startswith("mcq_logprob"))
+    assert "refused" in line and "not run" in line and "echo offsets misaligned" in line
+    assert "mcq " in text and "no metrics.json" in text

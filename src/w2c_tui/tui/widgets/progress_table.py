@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
-from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, RUNNING
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, REFUSED, RUNNING
 from w2c_tui.tui.formatting import bar, duration, ratio, short_exp
 
 _STATUS_STYLE = {
@@ -18,6 +18,7 @@ _STATUS_STYLE = {
     CANCELLED: "$warning",
     QUEUED: "$text-muted",
     RUNNING: "$text",
+    REFUSED: "$error",
 }
 
 

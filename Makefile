@@ -23,6 +23,7 @@ LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 TEST_GGUF := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
 $(REALSERVER_STAMP): $(STAMP)
+	@echo "installing llama-cpp-python for tests/realserver (first time: a source build of a few minutes)"
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[test,realserver]'
 	touch $(REALSERVER_STAMP)
 

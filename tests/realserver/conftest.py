@@ -34,6 +34,10 @@ MODEL_ALIAS = "smollm2-135m-instruct"
 N_CTX = 2048
 N_THREADS = 2
 SKIP_ENV = "W2C_SKIP_REAL_SERVER"
+# ggml's OpenMP threads spin while they wait. On the busy 2-core machine (several test runs
+# at once) a 750-token prompt took 44 s with spinning threads, 10 s with passive waiting and
+# 13 s with one thread (benchmarks/README.md).
+OMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 
 def _require() -> Path:
@@ -81,7 +85,7 @@ def start_server(model: Path, log: Path, timeout: float = 120) -> RealServer:
     ]
     started = time.monotonic()
     with log.open("wb") as out:  # a file, not a pipe: the server logs a lot and must never block
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**OMP_ENV, **os.environ})
     base_url = f"http://127.0.0.1:{port}/v1"
     while time.monotonic() - started < timeout:
         if process.poll() is not None:
@@ -121,6 +125,8 @@ def real_server(real_model_path, tmp_path_factory) -> Iterator[RealServer]:
 
 @pytest.fixture(scope="session")
 def real_llama(real_model_path):
+    for name, value in OMP_ENV.items():  # read when llama_cpp loads its library
+        os.environ.setdefault(name, value)
     from llama_cpp import Llama
 
     return Llama(model_path=str(real_model_path), logits_all=True, n_ctx=N_CTX, n_threads=N_THREADS, verbose=False)

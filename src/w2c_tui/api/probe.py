@@ -75,7 +75,10 @@ class LogprobSupport:
 
     def summary(self) -> str:
         """One line for people: the verdict, then what was found."""
-        verdict = "mcq_logprob: exact" if self.usable else f"mcq_logprob refused: {self.problem}"
+        if self.transient:
+            verdict = f"mcq_logprob: not known yet ({self.problem})"
+        else:
+            verdict = "mcq_logprob: exact" if self.usable else f"mcq_logprob refused: {self.problem}"
         return f"{verdict} ({self.facts()})"
 
 

@@ -2,7 +2,8 @@
 
 `make test` installs llama-cpp-python (extra `realserver`) and fetches the model
 (fetch_model.py). A missing piece fails these tests; W2C_SKIP_REAL_SERVER=1 skips them
-instead (for a quick local run; `make test` and CI never set it).
+instead (for a quick local run; `make test` and CI never set it). W2C_REAL_SERVER_MODEL
+names another GGUF file.
 
 Fixtures: `real_server` (the server process, session scope, its base URL ending in /v1),
 `real_llama` (the same model in-process with every position's logits) and `loglik`, the
@@ -28,15 +29,15 @@ import pytest
 from .fetch_model import gguf_path
 
 MODEL_ALIAS = "smollm2-135m-instruct"
-# The shortest When2Call prompts (MCQ prompt ~1.1k characters, judge prompt with a 64-token
-# answer) stay under 1k tokens; 2048 leaves room. The logits of every position are kept
-# (n_ctx x 49152 floats, 400 MB), which is what makes echo log-probabilities possible.
+# The longest request of test_pipelines (a judge repair) is ~1,150 tokens; 2048 leaves room.
+# The logits of every position are kept (n_ctx x 49152 floats, 400 MB), which is what makes
+# echo log-probabilities possible.
 N_CTX = 2048
 N_THREADS = 2
 SKIP_ENV = "W2C_SKIP_REAL_SERVER"
 # ggml's OpenMP threads spin while they wait. On the busy 2-core machine (several test runs
-# at once) a 750-token prompt took 44 s with spinning threads, 10 s with passive waiting and
-# 13 s with one thread (benchmarks/README.md).
+# at once) a 750-token prompt took 44 s with two spinning threads against 20 s with one; with
+# passive waiting two threads took 10 s against 13 s with one (benchmarks/README.md).
 OMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 

@@ -58,6 +58,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("w2c-tui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `w2c-tui show … | head`: the reader left; no traceback for that
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _open_app(args: argparse.Namespace) -> int:

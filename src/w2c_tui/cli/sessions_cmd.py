@@ -47,6 +47,7 @@ def pipeline_line(exp_name: str, status: str, metrics: dict | None) -> str:
     """One pipeline: status, n_obtained/n_planned and the headline metrics, or `no metric`."""
     from w2c_tui.metrics.compute import coverage_text
     from w2c_tui.status import with_hint
+    from w2c_tui.store.endpoint_note import endpoint_text
 
     m = metrics or {}
     line = f"  {exp_name:<34} {with_hint(status):<22} {coverage_text(m):<18}"
@@ -107,12 +108,16 @@ def show(args: argparse.Namespace) -> int:
         )
         return 0
     from w2c_tui.status import with_hint
+    from w2c_tui.store.endpoint_note import endpoint_text
 
     earlier = info.origin == "earlier-suite"
     print(
         f"session {info.fingerprint}  run {info.run_key}  target {info.target_model}  status {with_hint(info.status)}"
         + ("  [written by the earlier suite: metrics below are ours, recomputed from its checkpoints]" if earlier else "")
     )
+    endpoint = endpoint_text(info.manifest)
+    if endpoint:
+        print(f"  {endpoint}")
     for p in info.pipelines:
         m = p.metrics or {}
         print(pipeline_line(p.exp_name, p.status, m))

@@ -64,6 +64,9 @@ def observe(client: httpx.Client, base: str, root: str) -> dict:
             "logprobs": choice.get("logprobs") if max_tokens else {k: v[:8] for k, v in (choice.get("logprobs") or {}).items()},
             "usage": body.get("usage") if status == 200 else body,
         }
+    # SmolLM2's BOS id is <|im_start|>'s: a prompt that starts with it changes the echo.
+    status, body, _ = post(client, completions, {"prompt": "<|im_start|>user\n" + FRANCE, "echo": True, "logprobs": 1, **one})
+    facts["france_after_im_start_echo_max_tokens_1"] = {"logprobs": body["choices"][0]["logprobs"], "usage": body["usage"]} if status == 200 else [status, body]
     facts["france_no_echo"] = post(client, completions, {"prompt": FRANCE, "logprobs": 1, **one})[1]["choices"][0]["logprobs"]
     for path, body in [
         ("/extras/tokenize", {"input": FRANCE}),

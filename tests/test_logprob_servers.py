@@ -138,7 +138,6 @@ def _scores(conventions: Conventions, tmp_path, run_key: str) -> dict[str, list]
     "variant",
     [
         Conventions(tokenizer=False, eos_at_once=True),  # nothing generated, nothing listed after the prompt
-        Conventions(tokenizer=False, echo_generated=False),  # generated but not listed
         Conventions(tokenizer=False, prompt_lists="error500", eos_at_once=True),
     ],
 )
@@ -177,6 +176,9 @@ def test_read_echo_counts_prompt_tokens_from_the_answer_not_by_assumption():
         read_echo(generated, prompt_text="ab c", usage={"prompt_tokens": 2, "completion_tokens": 2})
     with pytest.raises(EchoLayoutError):
         read_echo({"text": "ab", "logprobs": {"tokens": ["ab"], "token_logprobs": [None]}}, prompt_text="ab")
+    skewed = {"text": "<|s|>ab c d", "logprobs": {"tokens": ["", "ab", " c", " d"], "token_logprobs": [None, -0.5, -1.0, -2.0], "text_offset": [0, 0, 2, 4]}}
+    with pytest.raises(EchoLayoutError, match="spell"):  # offsets that skip a special token's text
+        read_echo(skewed, prompt_text="<|s|>ab c")
     sglang = {"text": "ab c d", "logprobs": {"tokens": ["ab", " c", " d"], "token_logprobs": [None, -1.0, -2.0], "text_offset": [-1, -1, -1]}}
     assert read_echo(sglang, prompt_text="ab c", usage={"prompt_tokens": 2, "completion_tokens": 1}).n_prompt == 2
     with pytest.raises(EchoLayoutError):  # a list request's usage is not this choice's

@@ -60,7 +60,7 @@ def read_echo(
     elif prompt_text is not None:
         offsets = lp.get("text_offset")
         if _usable_offsets(offsets, len(tokens)):
-            n_prompt = _prompt_entries_by_offset(offsets, str(choice.get("text") or ""), prompt_text)
+            n_prompt = _prompt_entries_by_offset(offsets, str(choice.get("text") or ""), prompt_text, tokens)
         else:  # SGLang sends -1 for every offset: a single prompt's usage still tells
             n_prompt = _prompt_entries_by_usage(usage, len(tokens))
     else:
@@ -78,14 +78,19 @@ def _usable_offsets(offsets: Any, n_tokens: int) -> bool:
     return all(a <= b for a, b in zip(offsets, offsets[1:]))
 
 
-def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str) -> int:
+def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str, tokens: list[str]) -> int:
     # The echoed text starts with the prompt, or with a BOS text and then the prompt.
     start = text.find(prompt_text) if prompt_text else 0
     if start < 0:
         raise EchoLayoutError("the echoed text does not contain the prompt that was sent")
-    n_prompt = sum(1 for offset in offsets if offset < start + len(prompt_text))
+    end = start + len(prompt_text)
+    n_prompt = sum(1 for offset in offsets if offset < end)
     if n_prompt == 0:
         raise EchoLayoutError("no echoed token lies inside the prompt text")
+    # Offsets that skip some text (special tokens, partial characters) would move the cut:
+    # what follows it must spell exactly what was generated.
+    if "".join(tokens[n_prompt:]) != text[end:]:
+        raise EchoLayoutError("the echoed tokens after the prompt do not spell the generated text (offsets do not match the text)")
     return n_prompt
 
 

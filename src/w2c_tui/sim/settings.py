@@ -44,7 +44,6 @@ class Conventions:
     prompt_logprobs: str = "aligned"
     prompt_lists: str = "ok"
     max_prompts: int = 0  # 0: no cap; more prompts in one request get a 400
-    echo_generated: bool = True  # the generated token follows the echoed prompt tokens
     eos_at_once: bool = False  # the model ends every completion at once: nothing is generated
     bos: str = ""  # a BOS token the server puts before a text prompt (listed in the echo)
     bos_on_ids: bool = False  # ... and before a token-id prompt too, which shifts what was sent

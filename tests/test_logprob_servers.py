@@ -138,6 +138,7 @@ def _scores(conventions: Conventions, tmp_path, run_key: str) -> dict[str, list]
     "variant",
     [
         Conventions(tokenizer=False, eos_at_once=True),  # nothing generated, nothing listed after the prompt
+        Conventions(tokenizer=False, echo_generated=False),  # generated but not listed, as llama-cpp-python
         Conventions(tokenizer=False, prompt_lists="error500", eos_at_once=True),
     ],
 )

@@ -87,10 +87,13 @@ def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str, t
     n_prompt = sum(1 for offset in offsets if offset < end)
     if n_prompt == 0:
         raise EchoLayoutError("no echoed token lies inside the prompt text")
-    # Offsets that skip some text (special tokens, partial characters) would move the cut:
-    # what follows it must spell exactly what was generated.
-    if "".join(tokens[n_prompt:]) != text[end:]:
-        raise EchoLayoutError("the echoed tokens after the prompt do not spell the generated text (offsets do not match the text)")
+    # Offsets that skip some text (special tokens, partial characters) would move the cut, so
+    # the prompt entries must spell the prompt, and what follows (if listed) the generated text.
+    if "".join(tokens[:n_prompt]) not in (prompt_text, text[:end]):
+        raise EchoLayoutError("the echoed prompt tokens do not spell the prompt that was sent")
+    rest = "".join(tokens[n_prompt:])
+    if n_prompt < len(tokens) and rest != text[end:]:
+        raise EchoLayoutError("the echoed tokens after the prompt do not spell the generated text")
     return n_prompt
 
 

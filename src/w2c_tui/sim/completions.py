@@ -10,7 +10,7 @@ generated ones; every other entry is ``token_logprob(seed, text_before, token)``
 `text`. The continuation is the start of what the simulated assistant would say.
 
 `Conventions` (sim/settings.py) make the sim imitate other servers: shifted or missing
-prompt log-probabilities, refused prompt lists, a BOS token, nothing generated.
+prompt log-probabilities, refused prompt lists, a BOS token, the generated token left out.
 """
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ def _top(token: str, value: float | None) -> dict[str, float] | None:
 def _logprobs(
     seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None", conventions: Conventions
 ) -> dict[str, Any]:
+    if echoed is not None and not conventions.echo_generated:
+        generated = []
     values = score_pieces(seed, generated, start=prompt)
     tokens = (pieces if echoed else []) + generated
     offsets = list(accumulate(map(len, tokens[:-1]), initial=0)) if tokens else []

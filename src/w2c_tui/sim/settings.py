@@ -44,6 +44,7 @@ class Conventions:
     prompt_logprobs: str = "aligned"
     prompt_lists: str = "ok"
     max_prompts: int = 0  # 0: no cap; more prompts in one request get a 400
+    echo_generated: bool = True  # the generated token follows the echoed prompt (llama-cpp-python leaves it out)
     eos_at_once: bool = False  # the model ends every completion at once: nothing is generated
     bos: str = ""  # a BOS token the server puts before a text prompt (listed in the echo)
     bos_on_ids: bool = False  # ... and before a token-id prompt too, which shifts what was sent
@@ -64,7 +65,7 @@ IMITATIONS: dict[str, Conventions] = {
     "vllm": Conventions(max_prompts=1024),
     "vllm-llama": Conventions(max_prompts=1024, bos="<|begin_of_text|>"),
     "vllm-gateway": Conventions(max_prompts=1024, tokenizer=False),
-    "llama-cpp-python": Conventions(prompt_logprobs="shifted", prompt_lists="error500"),
+    "llama-cpp-python": Conventions(prompt_logprobs="shifted", prompt_lists="error500", echo_generated=False),
     "llama-server": Conventions(prompt_logprobs="refused500", prompt_lists="error500"),
     "openai-instruct": Conventions(prompt_logprobs="refused", tokenizer=False),
     "ollama": Conventions(prompt_logprobs="ignored", prompt_lists="error400", tokenizer=False),

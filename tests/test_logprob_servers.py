@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,7 @@ from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch, LaunchError
 from w2c_tui.sim import SimServer, SimSettings
 from w2c_tui.sim.settings import IMITATIONS, Conventions
+from w2c_tui.store.browse import read_session
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 from conftest import write_config
@@ -88,6 +90,14 @@ def test_refusal_is_one_line_exit_2_and_the_other_pipelines_run(make_sim, tmp_pa
     for exp, filename in (("llm_judge", "judge_decisions.jsonl"), ("mcq", "mcq_predictions.jsonl")):
         assert len(read_keyed(f"{session}/checkpoints/{exp}/{filename}")) == 6
     assert not list((tmp_path / "workdir").glob("runs/lc/sessions/*/checkpoints/mcq_logprob/*"))
+    info = read_session(Path(session))
+    assert "shifted" in info.refused["mcq_logprob"]
+    assert ("mcq_logprob", "refused", None) in info.summary_pipelines()  # the Sessions screen and Session view rows
+    shown = subprocess.run([sys.executable, "-m", "w2c_tui", "show", session], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and any(
+        line.split()[:2] == ["mcq_logprob", "refused"] and "shifted" in line for line in shown.stdout.splitlines()
+    ), shown.stdout
+    assert f"endpoint {server.base_url}" in shown.stdout
 
 
 def _logprob_rows(sim: SimServer, tmp_path, run_key: str):

@@ -135,9 +135,8 @@ def show(args: argparse.Namespace) -> int:
             _print_comparison(p)
         print(_audit_line(p.audit_summary))
     # Pipelines the capability probe refused never ran: no folder, only the manifest says so.
-    for exp_name, reason in ((info.manifest or {}).get("refused_pipelines") or {}).items():
-        if exp_name not in {p.exp_name for p in info.pipelines}:
-            print(f"  {exp_name:<34} {'refused':<22} {'not run':<18} {reason}")
+    for exp_name, reason in info.refused.items():
+        print(f"  {exp_name:<34} {'refused':<22} {'not run':<18} {reason}")
     return 0
 
 

@@ -127,6 +127,17 @@ class SessionInfo:
         return str((self.manifest or {}).get("created_at") or "")
 
     @property
+    def refused(self) -> dict[str, str]:
+        """Pipelines the capability probe refused (never run, so no folder): name -> reason."""
+        refused = (self.manifest or {}).get("refused_pipelines") or {}
+        ran = {p.exp_name for p in self.pipelines}
+        return {str(k): str(v) for k, v in refused.items() if k not in ran} if isinstance(refused, dict) else {}
+
+    def summary_pipelines(self) -> list[tuple[str, str, dict[str, Any] | None]]:
+        """(name, status, metrics) of every pipeline, refused ones included, for summary tables."""
+        return [(p.exp_name, p.status, p.metrics) for p in self.pipelines] + [(n, "refused", None) for n in self.refused]
+
+    @property
     def simulated(self) -> bool:
         return bool((self.manifest or {}).get("simulated"))
 

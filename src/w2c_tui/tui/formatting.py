@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from w2c_tui.labels import SHORT
+from w2c_tui import status
 
 NONE = "–"
 
@@ -93,3 +94,16 @@ def display_path(path: Path | str) -> str:
         return str(path.resolve().relative_to(Path.cwd().resolve())) or "."
     except ValueError:
         return str(path)
+
+
+# The colour of each status word, wherever the TUI shows one.
+STATUS_COLOUR = {
+    status.COMPLETE: "$success",
+    status.PARTIAL: "$warning",
+    status.CANCELLED: "$warning",
+    status.FAILED: "$error",
+    status.REFUSED: "$error",
+    status.QUEUED: "$text-muted",
+    status.RUNNING: "$text",
+}
+

@@ -136,9 +136,12 @@ class SessionViewScreen(Screen):
                 + (f"\n{endpoint_markup(info.manifest)}" if endpoint_markup(info.manifest) else "")
             )
         )
-        rows = summary_rows([(p.exp_name, p.status, p.metrics) for p in info.pipelines], short=self.size.width < 100)
+        rows = summary_rows(info.summary_pipelines(), short=self.size.width < 100)
         self.query_one("#metrics-summary", Static).update(
-            Content.from_markup(render_rows(rows) if info.pipelines else "[dim]no pipelines in this session[/]")
+            Content.from_markup(
+                (render_rows(rows) if len(rows) > 1 else "[dim]no pipelines in this session[/]")
+                + "".join(f"\n[$warning]{escape(name)} refused:[/] [dim]{escape(why)}[/]" for name, why in info.refused.items())
+            )
         )
         select = self.query_one("#metrics-pipeline", Select)
         select.set_options([(p.exp_name, p.exp_name) for p in info.pipelines])

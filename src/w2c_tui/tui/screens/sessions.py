@@ -71,7 +71,7 @@ def session_summary(info: SessionInfo, *, short: bool = False) -> str:
         lines.append("[$warning]written by the earlier suite: metrics are ours, recomputed from its checkpoints[/]")
     lines.append("")
     if info.pipelines:
-        rows = summary_rows([(p.exp_name, p.status, p.metrics) for p in info.pipelines], short=short)
+        rows = summary_rows(info.summary_pipelines(), short=short)
         lines.append(render_rows(rows))
     else:
         lines.append("[dim]no pipeline folders yet[/]")

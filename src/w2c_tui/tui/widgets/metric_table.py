@@ -8,11 +8,7 @@ from textual.markup import escape
 
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.compute import coverage
-from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL
-from w2c_tui.tui.formatting import NONE, label, ratio, short_exp
-
-STATUS_COLOUR = {COMPLETE: "$success", PARTIAL: "$warning", CANCELLED: "$warning", FAILED: "$error"}
-
+from w2c_tui.tui.formatting import NONE, STATUS_COLOUR, label, ratio, short_exp
 
 def obtained_text(metrics: dict[str, Any] | None) -> str:
     """`154/300`: answers obtained of those planned (the headline is over the obtained ones)."""

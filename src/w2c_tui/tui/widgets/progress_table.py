@@ -8,18 +8,9 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
-from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, REFUSED, RUNNING
-from w2c_tui.tui.formatting import bar, duration, ratio, short_exp
+from w2c_tui.status import COMPLETE, FAILED
+from w2c_tui.tui.formatting import STATUS_COLOUR, bar, duration, ratio, short_exp
 
-_STATUS_STYLE = {
-    COMPLETE: "$success",
-    PARTIAL: "$warning",
-    FAILED: "$error",
-    CANCELLED: "$warning",
-    QUEUED: "$text-muted",
-    RUNNING: "$text",
-    REFUSED: "$error",
-}
 
 
 class ProgressTable(Widget):
@@ -76,7 +67,7 @@ class ProgressTable(Widget):
             when = f"ETA {duration(p.get('eta_seconds'))}" if p.get("eta_seconds") is not None else ""
         else:
             rate = ""
-            when = f"[{_STATUS_STYLE.get(status, '$text')}]{escape(status)}[/]"
+            when = f"[{STATUS_COLOUR.get(status, '$text')}]{escape(status)}[/]"
         rate_column = f" {rate:>10}" if with_rate else ""
         return (
             f"{escape(name[:name_width]):<{name_width}} [{colour}]{filled}[/][$text-muted]{empty}[/] "

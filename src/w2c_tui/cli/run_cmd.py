@@ -11,7 +11,7 @@ import sys
 from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
 from w2c_tui.cli.common import add_config_argument, load
 from w2c_tui.cli.progress import SIMULATED_NOTE, show_progress
-from w2c_tui.status import COMPLETE, REFUSED
+from w2c_tui.status import CANCELLED, COMPLETE, REFUSED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
         _print_summary(outcome, simulated=launch.simulated)
         for name, pipeline in outcome.state.snapshot()["pipelines"].items():
             if pipeline["status"] not in (COMPLETE, REFUSED):
-                reason = pipeline["message"] or f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
+                if pipeline["status"] == CANCELLED:
+                    reason = f"stopped by the user after {pipeline['done']} of {pipeline['total']} examples"
+                else:
+                    reason = pipeline["message"] or f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
                 print(f"w2c-tui: {name} {pipeline['status']}: {reason}", file=sys.stderr)
     if not ok:
         print(

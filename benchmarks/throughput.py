@@ -45,8 +45,8 @@ enabled = false
 """
 
 
-def start_sim(latency_ms: float) -> tuple[subprocess.Popen, str]:
-    command = [sys.executable, "-m", "w2c_tui", "sim", "--port", "0", "--latency-ms", str(latency_ms)]
+def start_sim(latency_ms: float, imitate: str) -> tuple[subprocess.Popen, str]:
+    command = [sys.executable, "-m", "w2c_tui", "sim", "--port", "0", "--latency-ms", str(latency_ms), "--imitate", imitate]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     match = re.search(r"(http://127\.0\.0\.1:\d+/v1)", line)
@@ -113,11 +113,12 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--pipelines", nargs="+", default=["mcq", "mcq_logprob", "llm_judge"])
+    parser.add_argument("--imitate", default="vllm", help="the sim's server conventions (vllm-gateway: no /tokenize)")
     parser.add_argument("--waves", type=int, default=16, help="examples per concurrency slot (at least 20 examples)")
     args = parser.parse_args()
     tune_gc()  # as `w2c-tui run` does
 
-    process, url = start_sim(args.latency_ms)
+    process, url = start_sim(args.latency_ms, args.imitate)
     latency = args.latency_ms / 1000.0
     rows = []
     try:
@@ -133,7 +134,7 @@ def main() -> None:
     finally:
         process.terminate()
 
-    print(f"\nsim latency {args.latency_ms:.0f} ms, no jitter, no faults; python {sys.version.split()[0]}\n")
+    print(f"\nsim latency {args.latency_ms:.0f} ms, imitating {args.imitate}, no jitter, no faults; python {sys.version.split()[0]}\n")
     print("| pipeline | concurrency | examples | req/s | ex/s | efficiency | req/example | client CPU ms/req | sim CPU ms/req |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:

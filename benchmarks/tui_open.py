@@ -5,7 +5,7 @@
 1. First paint: a fresh interpreter imports the app and runs it headless at 100x30; the
    time from process start to the first painted frame of the Setup screen.
 2. A generated session (3,652 examples, a k=10 LLM-as-judge stability sweep and
-   150,000 call-trace rows, written by `w2c_tui.tui.synthetic`) is opened: reading the
+   150,000 call-trace rows, written by `w2c_tui.testing.synthetic_session`) is opened: reading the
    per-UUID rows, indexing the call traces, one trace, and in the app the session view
    until the examples table shows its rows, a filter change and a trace screen.
 """
@@ -71,7 +71,7 @@ async def open_in_app(workdir: Path, session_root: Path) -> None:
     app = W2cApp(loaded=LoadedConfig(settings, None, workdir, {}), start_mode="sessions")
     async with app.run_test(size=(100, 30)) as pilot:
         start = time.perf_counter()
-        await app.push_screen(SessionViewScreen(session_root, start_tab="examples"))
+        await app.push_screen(SessionViewScreen(app.workspace, session_root, start_tab="examples"))
         browser = app.screen.query_one(ExampleBrowser)
         while not browser.shown:
             await pilot.pause(0.01)
@@ -108,8 +108,9 @@ def main() -> None:
         paints = first_paint(base)
         print(f"  {'process start → first frame':<44} {min(paints):7.3f} s  (runs: {', '.join(f'{p:.3f}' for p in paints)})")
 
-        from w2c_tui.tui.readers import SessionData, load_session_rows
-        from w2c_tui.tui.synthetic import write_session
+        from w2c_tui.store.session_data import SessionData
+        from w2c_tui.store.session_rows import load_session_rows
+        from w2c_tui.testing.synthetic_session import write_session
 
         print(f"generating {N_EXAMPLES:,} examples, k={STABILITY_K} sweep, ~{CALLS:,} call-trace rows:")
         session, _ = timed(

@@ -125,7 +125,7 @@ def test_reading_never_writes_into_its_folder(session, capsys):
 
 
 def test_tui_shows_model_status_and_comparison(session):
-    from w2c_tui.tui.readers import load_session_rows
+    from w2c_tui.store.session_rows import load_session_rows
     from w2c_tui.tui.screens.sessions import session_line, session_summary
     from w2c_tui.tui.widgets.metric_table import comparison_markup
 
@@ -171,3 +171,23 @@ async def test_session_view_shows_stored_beside_ours(session, tmp_path, monkeypa
         await wait_for(pilot, lambda: "by design" in str(view.query_one("#metrics-extra").render()))
         extra = str(view.query_one("#metrics-extra").render())
         assert "Earlier suite: stored vs ours recomputed" in extra and ".392" in extra and ".522" in extra
+
+
+def test_an_opened_session_parses_its_dataset_once(session, monkeypatch):
+    """Summary, every pipeline's recomputed metrics and the per-UUID rows share one read of the dataset."""
+    import w2c_tui.data as data
+    from w2c_tui.store.open_sessions import OpenSessions
+
+    calls = []
+    real = data.load_examples
+
+    def counting(path=None, *args, **kwargs):
+        calls.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(data, "load_examples", counting)
+    opened = OpenSessions()
+    info = opened.info(session)  # warm: the three pipelines' metrics recomputed
+    rows = opened.data(session).rows
+    assert all(p.metrics for p in info.pipelines) and len(rows.rows) >= 6
+    assert rows.info is info and len(calls) == 1, calls

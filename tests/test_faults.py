@@ -131,3 +131,46 @@ def test_a_provider_refusing_seed_is_worked_around_once_and_audited(make_sim, tm
     assert [r for r in calls if r["status"] == 200 and "seed" in r["request"]] == []
     assert {exp: len(read_keyed(paths.checkpoint_file(exp, name))) for exp, (name, _) in FILES.items()} == dict.fromkeys(FILES, len(outcome.plan.examples))
     assert outcome.state.snapshot()["retries_total"] == 0
+
+
+def test_a_bug_in_our_code_fails_the_pipeline_instead_of_posing_as_bad_responses(make_sim, tmp_path, monkeypatch):
+    """Only an unreadable provider answer is a per-example `bad_response`; our own KeyError stops the pipeline."""
+    import w2c_tui.pipelines.mcq as mcq
+
+    def broken(text):
+        raise KeyError("deliberate bug in parse_mcq_digit")
+
+    monkeypatch.setattr(mcq, "parse_mcq_digit", broken)
+    outcome = run(tmp_path / "bug", make_sim("--seed", "11").base_url)
+    assert outcome.statuses["mcq"] == "failed", outcome.statuses
+    assert "deliberate bug in parse_mcq_digit" in outcome.state.snapshot()["pipelines"]["mcq"]["message"]
+    # Pipelines that do not call the broken code are untouched.
+    assert outcome.statuses["llm_judge"] == "complete" and outcome.statuses["mcq_logprob"] == "complete"
+    paths = outcome.plan.paths
+    causes = [
+        (e.get("details") or {}).get("cause")
+        for exp in FILES
+        for e in iter_rows(paths.audit_file(exp))
+        if e["fallback_type"] == "api_call_failed_example_skipped"
+    ]
+    assert "bad_response" not in causes
+
+
+def test_unreadable_answers_are_one_exception_type():
+    import pytest
+
+    from w2c_tui.api.bad_response import BadResponse
+    from w2c_tui.api.echo import EchoLayoutError, read_echo
+    from w2c_tui.api.results import chat_result
+
+    assert issubclass(EchoLayoutError, BadResponse) and issubclass(BadResponse, ValueError)
+    with pytest.raises(BadResponse):
+        chat_result({"choices": []}, "p", 1.0, 1)
+    with pytest.raises(BadResponse):
+        chat_result({"choices": [{"message": "text, not an object"}]}, "p", 1.0, 1)
+    with pytest.raises(BadResponse):
+        read_echo({"logprobs": {"tokens": ["a", "b"], "token_logprobs": [None, "x"]}}, n_prompt_tokens=1)
+    # Calling it wrongly is our bug, not the provider's: a plain ValueError.
+    with pytest.raises(ValueError) as caught:
+        read_echo({"logprobs": {"tokens": ["a"], "token_logprobs": [None]}})
+    assert not isinstance(caught.value, BadResponse)

@@ -173,7 +173,7 @@ def test_cancel_then_resume_ends_complete_with_missing_resolved(make_sim, tmp_pa
     assert "status complete" in text and "24/24 obtained" in text
     assert f"resolved by resume: missing_prediction_uuid ×{24 - obtained}" in text
     # The TUI reads the same: no "missing" marker left on any example, the summary says resolved.
-    from w2c_tui.tui.readers import load_session_rows
+    from w2c_tui.store.session_rows import load_session_rows
     from w2c_tui.tui.widgets.metric_table import audit_markup
 
     rows = load_session_rows(paths.root)

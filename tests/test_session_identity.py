@@ -196,7 +196,7 @@ async def test_the_session_view_shows_the_server_and_its_change(tmp_path, monkey
 
     from w2c_tui.tui.app import W2cApp
     from w2c_tui.tui.screens.session_view import SessionViewScreen
-    from w2c_tui.tui.synthetic import write_session
+    from w2c_tui.testing.synthetic_session import write_session
 
     monkeypatch.chdir(tmp_path)
     root = write_session(tmp_path / "workdir", n_examples=8).root
@@ -209,7 +209,7 @@ async def test_the_session_view_shows_the_server_and_its_change(tmp_path, monkey
     (root / "manifest.json").write_text(json.dumps(info))
     app = W2cApp(loaded=load_config(None, environ={}), poll_monitor=False)
     async with app.run_test(size=(140, 30)) as pilot:
-        await app.push_screen(SessionViewScreen(root))
+        await app.push_screen(SessionViewScreen(app.workspace, root))
         view = app.screen
         deadline = time.monotonic() + 30
         while view.info is None and time.monotonic() < deadline:

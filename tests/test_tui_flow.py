@@ -80,8 +80,8 @@ async def test_launch_monitor_browse_trace_compare(workspace):
         # -- launch from Setup; the Monitor comes up and the run finishes -----------------
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
-        await wait_for(pilot, lambda: app.launch_records and app.launch_records[0].ended, timeout=60)
-        record = app.launch_records[0]
+        await wait_for(pilot, lambda: app.workspace.launches and app.workspace.launches[0].ended, timeout=60)
+        record = app.workspace.launches[0]
         assert record.status == "complete", record.error
         assert len(record.sessions) == 2
         await pilot.pause(0.5)
@@ -173,7 +173,7 @@ async def test_setup_shows_errors_next_to_fields_and_refuses_launch(workspace):
         assert error.has_class("-shown")
         await pilot.press("ctrl+r")
         await pilot.pause(0.3)
-        assert app.launch_records == []
+        assert app.workspace.launches == []
         assert isinstance(app.screen, SetupScreen)
         # fixing the fields clears the errors
         setup.query_one("#n-per-label").value = "2"
@@ -196,8 +196,8 @@ async def test_add_provider_test_connection_and_save(workspace):
             editor.query_one("#p-base_url").value = server.base_url
             await pilot.press("ctrl+s")
             await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
-            assert list(app.loaded.settings.providers) == ["local"]
-            assert not app.loaded.embedded
+            assert list(app.workspace.loaded.settings.providers) == ["local"]
+            assert not app.workspace.loaded.embedded
             assert not app.screen.query_one("#setup-notice").display
 
             app.screen.query_one(ProviderList).focus()
@@ -251,8 +251,8 @@ async def test_cancel_keeps_finished_rows(workspace):
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
             await pilot.press("ctrl+r")
-            await wait_for(pilot, lambda: app.launch_records)
-            record = app.launch_records[0]
+            await wait_for(pilot, lambda: app.workspace.launches)
+            record = app.workspace.launches[0]
             state = record.sessions[0].state
             await wait_for(pilot, lambda: sum(p.done for p in state.pipelines.values()) >= 5, timeout=30)
             await pilot.press("c")
@@ -261,7 +261,7 @@ async def test_cancel_keeps_finished_rows(workspace):
             done = sum(p.done for p in state.pipelines.values())
             assert 5 <= done < 240
             await asyncio.sleep(0)
-    from w2c_tui.tui.readers import load_session_rows
+    from w2c_tui.store.session_rows import load_session_rows
 
     rows = load_session_rows(record.sessions[0].session_dir)
     assert sum(1 for r in rows.rows for p in r.predictions.values() if p) >= 5

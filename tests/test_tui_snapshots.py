@@ -1,6 +1,6 @@
 """SVG snapshots of the main screens at 100x30, on synthetic sessions with fixed contents.
 
-Nothing here depends on the clock: sessions come from `w2c_tui.tui.synthetic` (seeded,
+Nothing here depends on the clock: sessions come from `w2c_tui.testing.synthetic_session` (seeded,
 fixed timestamps), the Monitor shows a frozen snapshot and draws it once.
 Update after an intended change with: pytest tests/test_tui_snapshots.py --snapshot-update
 """
@@ -16,7 +16,7 @@ from w2c_tui.config import LoadedConfig
 from w2c_tui.config.schema import Settings
 from w2c_tui.tui.app import W2cApp
 from w2c_tui.tui.launches import MonitoredSession
-from w2c_tui.tui.synthetic import write_session
+from w2c_tui.testing.synthetic_session import write_session
 
 SIZE = (100, 30)
 
@@ -102,7 +102,7 @@ def test_setup_screen(snap_compare, tmp_path, monkeypatch):
 
 def test_monitor_screen(snap_compare, workdir):
     app = make_app(workdir, start_mode="monitor")
-    app.extra_monitored.append(MonitoredSession("demo", "2026-11 llama sweep / 3f9a1c0d2b7e4a55 · llama-3.3-70b-instruct", "", FrozenState()))
+    app.workspace.extra_monitored.append(MonitoredSession("demo", "2026-11 llama sweep / 3f9a1c0d2b7e4a55 · llama-3.3-70b-instruct", "", FrozenState()))
 
     async def ready(pilot):
         await settle(pilot, lambda: pilot.app.screen.current_panel() is not None)

@@ -9,8 +9,11 @@ import pytest
 from w2c_tui.config.schema import ProviderSettings, Settings
 from w2c_tui.labels import LABELS
 from w2c_tui.tui import formatting
-from w2c_tui.tui.estimate import estimate, planned_pipelines
-from w2c_tui.tui.readers import LineIndex, SessionData, load_session_rows, predicted_label, primary_file
+from w2c_tui.engine.estimate import estimate, planned_pipelines
+from w2c_tui.store.checkpoints import predicted_label, primary_file
+from w2c_tui.store.line_index import LineIndex
+from w2c_tui.store.session_data import SessionData
+from w2c_tui.store.session_rows import load_session_rows
 from w2c_tui.tui.screens.compare import disagreements, metric_deltas
 from w2c_tui.tui.settings_form import (
     ProviderValues,
@@ -21,7 +24,7 @@ from w2c_tui.tui.settings_form import (
     parse_delimiter,
     values_from_settings,
 )
-from w2c_tui.tui.synthetic import write_session
+from w2c_tui.testing.synthetic_session import write_session
 from w2c_tui.tui.widgets.confusion_matrix import describe_matrix
 from w2c_tui.tui.widgets.event_log import event_line
 from w2c_tui.tui.widgets.example_browser import ANY, MISSING, filter_rows
@@ -233,7 +236,7 @@ def test_monitor_text_blocks():
 
 async def test_probe_against_the_simulator():
     from w2c_tui.sim import SimServer, SimSettings
-    from w2c_tui.tui.probe import probe_provider
+    from w2c_tui.api.probe import probe_provider
 
     with SimServer(SimSettings()) as server:
         result = await probe_provider("sim", server.base_url, None, None, timeout=5)
@@ -247,7 +250,7 @@ async def test_probe_against_the_simulator():
 
 
 async def test_probe_reports_an_unreachable_server():
-    from w2c_tui.tui.probe import probe_provider
+    from w2c_tui.api.probe import probe_provider
 
     result = await probe_provider("nowhere", "http://127.0.0.1:9/v1", None, "m", timeout=1)
     assert not result.checks["models"].ok

@@ -222,8 +222,7 @@ class ApiClient:
         provider = self._provider(settings)
         success = await self._call(provider, "GET", MODELS_ENDPOINT, None, None, None, {}, None, False)
         assert success is not None
-        entries = success.data.get("data", []) if isinstance(success.data, dict) else success.data
-        return [e["id"] for e in entries or [] if isinstance(e, dict) and "id" in e]
+        return model_ids(success.data)
 
     # Machinery
 
@@ -383,6 +382,12 @@ class ApiClient:
         if isinstance(usage, dict):
             counts["prompt_tokens"] += usage.get("prompt_tokens") or 0
             counts["completion_tokens"] += usage.get("completion_tokens") or 0
+
+
+def model_ids(payload: Any) -> list[str]:
+    """The model ids of a GET /models answer (`{"data": [{"id": ...}]}`, or the bare list), in its order."""
+    entries = payload.get("data") if isinstance(payload, dict) else payload
+    return [str(e["id"]) for e in entries or [] if isinstance(e, dict) and e.get("id")]
 
 
 def tokenize_urls(base_url: str) -> list[str]:

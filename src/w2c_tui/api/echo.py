@@ -11,11 +11,14 @@ usage contradicts the count, the echo is refused rather than scored wrongly.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
+from w2c_tui.api.bad_response import BadResponse
 
-class EchoLayoutError(ValueError):
+
+class EchoLayoutError(BadResponse):
     """The echo cannot be split into prompt and generated tokens with certainty."""
 
 
@@ -52,6 +55,8 @@ def read_echo(
     logprobs = list(lp.get("token_logprobs") or [])
     if len(logprobs) != len(tokens):
         raise EchoLayoutError(f"{len(tokens)} echoed tokens but {len(logprobs)} log-probabilities")
+    if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in logprobs):
+        raise EchoLayoutError("the echo holds log-probabilities that are not numbers")
     if n_prompt_tokens is not None:
         n_prompt = n_prompt_tokens
         if len(tokens) < n_prompt:
@@ -71,11 +76,16 @@ def read_echo(
 
 
 def _usable_offsets(offsets: Any, n_tokens: int) -> bool:
-    if not isinstance(offsets, list) or len(offsets) != n_tokens:
+    """Offsets that can place the prompt's end: one per token, non-negative, never going back.
+
+    Compared at C speed (an echo lists thousands of tokens): a sorted list equals itself sorted.
+    """
+    if not isinstance(offsets, list) or len(offsets) != n_tokens or not offsets:
         return False
-    if not all(isinstance(o, int) and o >= 0 for o in offsets):
+    try:
+        return offsets == sorted(offsets) and offsets[0] >= 0
+    except TypeError:  # None or strings among them
         return False
-    return all(a <= b for a, b in zip(offsets, offsets[1:]))
 
 
 def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str, tokens: list[str]) -> int:
@@ -84,7 +94,7 @@ def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str, t
     if start < 0:
         raise EchoLayoutError("the echoed text does not contain the prompt that was sent")
     end = start + len(prompt_text)
-    n_prompt = sum(1 for offset in offsets if offset < end)
+    n_prompt = bisect_left(offsets, end)  # the entries starting inside the prompt text
     if n_prompt == 0:
         raise EchoLayoutError("no echoed token lies inside the prompt text")
     # Offsets that skip some text (special tokens, partial characters) would move the cut, so

@@ -1,15 +1,19 @@
-"""What a server can do for log-probability scoring, found out with a few short requests.
+"""What a server can do, found out with a few short requests: the one probe of the app.
 
-One probe per (provider, model), used by launch preflight, `w2c-tui probe` and the Setup
-screen's connection test. It asks:
+* `list_models`: GET /models, the only place that asks a server for its models; launch
+  preflight reads reachability, token rejection and a non-API answer from it.
+* `probe_provider`: the Setup screen's "Test connection" (models, a one-token chat, then
+  the capability probe), each check with its own verdict and details with the token masked.
+* `probe_logprobs`: log-probability scoring, one probe per (provider, model), used by
+  launch preflight, `w2c-tui probe` and the connection test. It asks:
 
-* does `echo` + `logprobs` return prompt-token log-probabilities at all;
-* are they **aligned**: the log-probability the server reports for generating token t
-  after a prefix (no echo, greedy, one token) must equal the one its echo reports for t
-  at the end of prefix + t. llama-cpp-python 0.3.36 fails this: each echoed token gets
-  the log-probability of being followed by itself;
-* is the generated token listed after the echo, is a BOS token listed first;
-* are prompt lists accepted, are token-id prompts accepted, is there a tokenizer endpoint.
+  - does `echo` + `logprobs` return prompt-token log-probabilities at all;
+  - are they **aligned**: the log-probability the server reports for generating token t
+    after a prefix (no echo, greedy, one token) must equal the one its echo reports for t
+    at the end of prefix + t. llama-cpp-python 0.3.36 fails this: each echoed token gets
+    the log-probability of being followed by itself;
+  - is the generated token listed after the echo, is a BOS token listed first;
+  - are prompt lists accepted, are token-id prompts accepted, is there a tokenizer endpoint.
 
 `LogprobSupport.problem` is one sentence naming the server and what it lacks, or None
 when `mcq_logprob` can be scored exactly there.
@@ -17,14 +21,18 @@ when `mcq_logprob` can be scored exactly there.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from w2c_tui.api.client import ApiClient
+import httpx
+
+from w2c_tui.api.client import MODELS_ENDPOINT, ApiClient, model_ids
 from w2c_tui.api.providers import ProviderSettings
 from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
 from w2c_tui.api.echo import EchoLayoutError, read_echo
+from w2c_tui.redaction import redact_text, scrub
 
 # Short prefixes whose greedy next token is usually a word of its own, tried in turn.
 PREFIXES = ("The capital of France is", "One, two, three, four,", "The sky is")
@@ -204,3 +212,136 @@ async def _accepts_list(client: ApiClient, model: str, prompts: list[Any]) -> bo
         return False
     choices = response.get("choices") or []
     return len(choices) == len(prompts) and all((c.get("logprobs") or {}).get("tokens") for c in choices)
+
+
+# Model listing and the connection test
+
+CHECKS = ("models", "chat", "logprobs", "tokenize")
+
+
+@dataclass
+class ModelListing:
+    """What GET /models answered, or why it did not."""
+
+    unreachable: str | None = None  # the transport error's class name: no answer at all
+    status: int | None = None
+    content_type: str = ""
+    models: list[str] = field(default_factory=list)  # sorted ids of a 200 JSON answer
+    unreadable: str | None = None  # a 200 whose body is not the JSON list of models
+    reason: str = ""  # "HTTP 401: <the server's words>" for a status other than 200
+
+    @property
+    def ok(self) -> bool:
+        return self.unreachable is None and self.unreadable is None and self.status == 200
+
+
+async def list_models(
+    base_url: str, token: str | None, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
+) -> ModelListing:
+    """GET /models on `base_url` (with its own client unless one is given); never raises for the server's faults."""
+    if client is None:
+        async with httpx.AsyncClient(timeout=timeout) as own:
+            return await list_models(base_url, token, timeout=timeout, client=own)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = await client.get(f"{base_url.rstrip('/')}{MODELS_ENDPOINT}", headers=headers)
+    except httpx.HTTPError as exc:
+        return ModelListing(unreachable=type(exc).__name__)
+    listing = ModelListing(status=response.status_code, content_type=response.headers.get("content-type", ""))
+    if response.status_code != 200:
+        listing.reason = _reason(response)
+        return listing
+    try:
+        listing.models = sorted(model_ids(response.json()))
+    except ValueError as exc:
+        listing.unreadable = type(exc).__name__
+    return listing
+
+
+@dataclass
+class Check:
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class ProbeResult:
+    provider: str
+    checks: dict[str, Check] = field(default_factory=dict)
+    models: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return "  ".join(f"{'✓' if c.ok else '✗'} {name}" for name, c in self.checks.items())
+
+
+def _reason(response: httpx.Response) -> str:
+    text = response.text.strip().replace("\n", " ")
+    return f"HTTP {response.status_code}" + (f": {text[:120]}" if text else "")
+
+
+async def probe_provider(
+    name: str, base_url: str, token: str | None, model: str | None, *, timeout: float = 8.0
+) -> ProbeResult:
+    """'Test connection': what the provider can do; details quote server errors with the token masked."""
+    result = await _connection(name, base_url, token, model, timeout)
+    for check in result.checks.values():
+        # A server may quote the Authorization header it got; the token may not be saved yet.
+        check.detail = scrub(redact_text(check.detail, [token] if token else []))
+    return result
+
+
+async def _connection(name: str, base_url: str, token: str | None, model: str | None, timeout: float) -> ProbeResult:
+    result = ProbeResult(name)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    base = base_url.rstrip("/")
+    async with httpx.AsyncClient(timeout=timeout, headers=headers) as client:
+        listing = await list_models(base, token, timeout=timeout, client=client)
+        failure = listing.unreachable or listing.unreadable
+        if failure:
+            result.checks["models"] = Check(False, failure)
+            # Nothing else will answer if the server cannot be reached at all.
+            for check in CHECKS[1:]:
+                result.checks[check] = Check(False, "not tried: server unreachable")
+            return result
+        if listing.ok:
+            result.models = listing.models
+            result.checks["models"] = Check(True, f"{len(result.models)} models")
+        else:
+            result.checks["models"] = Check(False, listing.reason)
+
+        model = model or (result.models[0] if result.models else None)
+        if model is None:
+            for check in CHECKS[1:]:
+                result.checks[check] = Check(False, "no model to try")
+            return result
+        chat, capabilities = await asyncio.gather(
+            _chat(client, base, model), _capabilities(name, base_url, token, model, timeout)
+        )
+        result.checks["chat"] = chat
+        result.checks.update(capabilities)
+    return result
+
+
+async def _chat(client: httpx.AsyncClient, base: str, model: str) -> Check:
+    body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1, "temperature": 0}
+    try:
+        response = await client.post(f"{base}/chat/completions", json=body)
+    except httpx.HTTPError as exc:
+        return Check(False, type(exc).__name__)
+    if response.status_code != 200:
+        return Check(False, _reason(response))
+    return Check(True, model)
+
+
+async def _capabilities(name: str, base_url: str, token: str | None, model: str, timeout: float) -> dict[str, Check]:
+    """The `logprobs` (mcq_logprob can be scored exactly) and `tokenize` checks, from the capability probe."""
+    provider = ProviderSettings(name=name, base_url=base_url, token=token)
+    try:
+        support = await probe_logprobs(provider, model, timeout_seconds=timeout)
+    except Exception as exc:  # noqa: BLE001 - e.g. a missing token: shown as the check's detail
+        return {"logprobs": Check(False, str(exc)), "tokenize": Check(False, "not tried")}
+    verdict = "mcq_logprob exact" if support.usable else (support.problem or "")
+    return {
+        "logprobs": Check(support.usable, f"{verdict} ({support.facts()})"),
+        "tokenize": Check(bool(support.tokenizer), support.tokenizer or "no tokenizer endpoint (text prompts are split by the echo)"),
+    }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from w2c_tui.api.bad_response import BadResponse
+
 
 @dataclass
 class ChatResult:
@@ -20,8 +22,13 @@ class ChatResult:
 
 
 def chat_result(data: dict[str, Any], provider: str, latency_ms: float, attempts: int) -> ChatResult:
-    choice = data["choices"][0] if isinstance(data["choices"][0], dict) else {}
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise BadResponse("the answer has no choices")
+    choice = choices[0] if isinstance(choices[0], dict) else {}
     message = choice.get("message") or {}
+    if not isinstance(message, dict):
+        raise BadResponse(f"the answer's message is a {type(message).__name__}, not an object")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     usage = data.get("usage")
     return ChatResult(

@@ -8,7 +8,7 @@ from typing import Any
 
 from w2c_tui.jsoncodec import raw_fragment
 from w2c_tui.redaction import redact, redact_text
-from w2c_tui.store.audit import utc_now
+from w2c_tui.timestamps import utc_now
 
 __all__ = ["CallContext", "RECORD_KEYS", "build_record", "redact", "redact_text"]
 

@@ -66,11 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _open_app(args: argparse.Namespace) -> int:
-    try:
-        from w2c_tui.tui.app import run_app
-    except ImportError:
-        build_parser().print_help()
-        return EXIT_OK
+    from w2c_tui.tui.app import run_app
+
     return run_app(config_path=args.config)
 
 

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from w2c_tui.prompts.families import ALIASES as FAMILY_ALIASES
 from w2c_tui.prompts.families import FAMILIES as TEMPLATE_FAMILIES
+from w2c_tui.store import kinds
 
 FAMILIES = ("auto", *TEMPLATE_FAMILIES, *FAMILY_ALIASES)
-METHODS = ("llm_judge", "mcq", "mcq_logprob")
 
 
 class Section(BaseModel):
@@ -99,14 +99,22 @@ class PipelineSettings(Section):
     target_native_tools: bool = False
 
     def enabled(self) -> list[str]:
-        flags = {"llm_judge": self.do_llm_judge, "mcq": self.do_mcq, "mcq_logprob": self.do_mcq_logprob}
-        return [name for name in METHODS if flags[name]]
+        # A kind without a do_<name> key runs only when chosen by name (--only).
+        return [name for name in kinds.names() if getattr(self, f"do_{name}", False)]
 
 
 class StabilitySweep(Section):
-    method: Literal["llm_judge", "mcq", "mcq_logprob"]
+    method: str
     k: int = Field(default=10, ge=1, le=1000)
     temperatures: list[float] = Field(default_factory=lambda: [0.0])
+
+    @field_validator("method")
+    @classmethod
+    def _method(cls, value: str) -> str:
+        choices = [k.name for k in kinds.kinds() if k.sweepable]
+        if value not in choices:
+            raise ValueError(f"Input should be {', '.join(repr(c) for c in choices[:-1])} or {choices[-1]!r}")
+        return value
 
     @field_validator("temperatures")
     @classmethod
@@ -115,10 +123,11 @@ class StabilitySweep(Section):
             raise ValueError("needs at least one temperature")
         if any(t < 0 or t > 2 for t in value):
             raise ValueError("temperatures must lie in [0, 2]")
-        if info.data.get("method") == "mcq_logprob" and any(t != 0 for t in value):
+        method = info.data.get("method")
+        if method in kinds.names() and kinds.get(method).fixed_temperature and any(t != 0 for t in value):
             # A sweep labelled T=0.7 that ran at T=0 would mislead whoever reads the results.
             raise ValueError(
-                "mcq_logprob scores echoed log-probabilities, which no temperature changes; "
+                f"{method} scores echoed log-probabilities, which no temperature changes; "
                 "use temperatures = [0.0] (its runs differ only by seed)"
             )
         return value

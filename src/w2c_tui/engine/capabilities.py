@@ -13,15 +13,20 @@ from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import RunState
 from w2c_tui.status import REFUSED
+from w2c_tui.store import kinds
 from w2c_tui.store.session import is_done
 
-LOGPROB_METHOD = "mcq_logprob"
+
+def needs_logprobs(method: str) -> bool:
+    """Does this kind score prompt log-probabilities (so the probe decides whether it runs)?"""
+    kind = kinds.method_kind(method)
+    return kind is not None and kind.needs_prompt_logprobs
 
 
 def logprob_exp_names(plan: SessionPlan) -> list[str]:
     """The pipelines of `plan` that need prompt log-probabilities."""
-    sweeps = [s.exp_name for s in plan.sweeps if s.method == LOGPROB_METHOD]
-    return ([LOGPROB_METHOD] if LOGPROB_METHOD in plan.pipelines else []) + sweeps
+    sweeps = [s.exp_name for s in plan.sweeps if needs_logprobs(s.method)]
+    return [p for p in plan.pipelines if needs_logprobs(p)] + sweeps
 
 
 async def check_logprob_support(
@@ -53,8 +58,8 @@ async def check_logprob_support(
         support = by_session[plan.fingerprint] = found[key]
         if support.usable or support.transient:
             continue
-        plan.pipelines = [p for p in plan.pipelines if p != LOGPROB_METHOD]
-        plan.sweeps = [s for s in plan.sweeps if s.method != LOGPROB_METHOD]
+        plan.pipelines = [p for p in plan.pipelines if not needs_logprobs(p)]
+        plan.sweeps = [s for s in plan.sweeps if not needs_logprobs(s.method)]
         state = states[plan.fingerprint]
         for exp_name in wanted:
             progress = state.pipeline(exp_name)

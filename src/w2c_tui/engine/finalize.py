@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from w2c_tui.data import Example
-from w2c_tui.metrics import compute_metrics, stability_summary
-from w2c_tui.pipelines.mcq_logprob import PRIMARY_VARIANT, VARIANTS
+from w2c_tui.metrics import compute_metrics
+from w2c_tui.pipelines.kind_code import resolve
+from w2c_tui.store.kinds import kind_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
 from w2c_tui.store.jsonl import write_json_atomic
 from w2c_tui.store.layout import AUDIT_SUMMARY_FILE, SessionPaths
@@ -26,22 +27,25 @@ def metrics_for(
     predictions = {uuid: label_of(row) for uuid, row in rows.items()}
     metrics = compute_metrics(examples, predictions, on_event=emit, bootstrap_seed=seed)
     metrics["exp_name"] = exp_name
-    if exp_name == "mcq_logprob":
-        metrics["primary_variant"] = PRIMARY_VARIANT
+    kind = kind_of(exp_name)
+    if kind is None:
+        return metrics
+    if kind.variants:  # the same predictions read several ways: metrics per variant
+        metrics["primary_variant"] = kind.primary_variant
         metrics["variants"] = {
             variant: compute_metrics(
-                examples, {u: r.get(f"predicted_label_{variant}") for u, r in rows.items()}, bootstrap_seed=seed
+                examples, {u: kind.variant_label(r, variant) for u, r in rows.items()}, bootstrap_seed=seed
             )
-            for variant in VARIANTS
+            for variant in kind.variants
         }
-        metrics["n_string_fallback"] = sum(1 for r in rows.values() if r.get("mode") == "string_fallback")
-        metrics["n_lcp_split"] = sum(1 for r in rows.values() if r.get("used_lcp_split"))
-    if exp_name.startswith("stability_"):
+    for key, counts in kind.row_counts.items():
+        metrics[key] = sum(1 for r in rows.values() if counts(r))
+    if kind.summary is not None:
         wanted = {e.uuid for e in examples}
         obtained = [row for uuid, row in rows.items() if uuid in wanted]
-        if obtained:  # no row obtained: no stability metric either
-            summary = stability_summary(obtained)
-            summary.pop("mode_classification", None)  # the classification keys above are of the modal labels
+        if obtained:  # no row obtained: no summary metric either
+            summary = resolve(kind.summary)(obtained)
+            summary.pop("mode_classification", None)  # the classification keys above are of the primary labels
             metrics.update(summary)
     return metrics
 

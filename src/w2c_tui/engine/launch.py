@@ -12,10 +12,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-import httpx
-
 from w2c_tui import __version__
 from w2c_tui.api import ApiClient, ProviderSettings, RetryPolicy, route
+from w2c_tui.api.probe import list_models
 from w2c_tui.api.providers import is_loopback_url
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data.when2call import DataError
@@ -29,6 +28,7 @@ from w2c_tui.engine.runner import SessionRunner
 from w2c_tui.engine.state import RunState
 from w2c_tui.redaction import Redactor
 from w2c_tui.status import REFUSED
+from w2c_tui.store import kinds
 from w2c_tui.store.audit import AuditContext, AuditLog
 from w2c_tui.store.lock import SessionLock, SessionLockedError
 from w2c_tui.store.session import ManifestError, open_manifest, read_manifest, record_server_identity, server_identity
@@ -88,7 +88,8 @@ class Launch:
 
     def models_used(self, plan: SessionPlan) -> list[str]:
         models = [plan.target_model]
-        if "llm_judge" in plan.pipelines or any(s.method == "llm_judge" for s in plan.sweeps):
+        sent = [*plan.pipelines, *(s.method for s in plan.sweeps)]
+        if any(kinds.get(method).uses_judge for method in sent):
             models.append(self.loaded.settings.models.judge_model)
         return models
 
@@ -108,24 +109,19 @@ class Launch:
         for provider in providers:
             if provider.name not in used:
                 continue
-            headers = {"Authorization": f"Bearer {provider.token}"} if provider.token else {}
-            url = f"{provider.base_url}/models"
-            try:
-                async with httpx.AsyncClient(timeout=timeout) as client:
-                    response = await client.get(url, headers=headers)
-            except httpx.HTTPError as exc:
-                reason = type(exc).__name__
+            listing = await list_models(provider.base_url, provider.token, timeout=timeout)
+            if listing.unreachable:
                 raise LaunchError(
-                    f"cannot reach provider '{provider.name}' at {provider.base_url} ({reason}); "
+                    f"cannot reach provider '{provider.name}' at {provider.base_url} ({listing.unreachable}); "
                     f"check [providers.{provider.name}] base_url and the network"
-                ) from None
-            if response.status_code in (401, 403):
+                )
+            if listing.status in (401, 403):
                 raise LaunchError(
-                    f"provider '{provider.name}' rejected the token (HTTP {response.status_code}); "
+                    f"provider '{provider.name}' rejected the token (HTTP {listing.status}); "
                     f"check {provider.token_env_hint}"
                 )
-            kind = response.headers.get("content-type", "")
-            if response.status_code == 200 and "json" not in kind:
+            kind = listing.content_type
+            if listing.status == 200 and "json" not in kind:
                 raise LaunchError(
                     f"provider '{provider.name}' at {provider.base_url} does not answer like an OpenAI-compatible API "
                     f"(GET /models gave {kind or 'no content type'}); check that base_url ends with /v1"

@@ -6,14 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
+from w2c_tui.config import LoadedConfig, Settings, fingerprint_payload, session_fingerprint
 from w2c_tui.data import Example, load_examples, select_examples
 from w2c_tui.data.when2call import BUNDLED_PATH, file_sha256
 from w2c_tui.engine.endpoint import session_endpoint
 from w2c_tui.prompts.families import resolve_family
-from w2c_tui.store.layout import SessionPaths, generate_run_key, sanitize_run_key, stability_exp_name
-
-PIPELINES = ("llm_judge", "mcq", "mcq_logprob")
+from w2c_tui.store import kinds
+from w2c_tui.store.layout import SessionPaths, generate_run_key, sanitize_run_key
 
 
 class PlanError(ValueError):
@@ -57,6 +56,34 @@ def dataset_path(loaded: LoadedConfig) -> Path:
     return loaded.resolve_path(configured) if configured else BUNDLED_PATH
 
 
+def selectable() -> list[str]:
+    """What --only accepts: every registered kind, and the stability sweeps."""
+    return [*kinds.names(), kinds.SWEEP_SELECTOR]
+
+
+def planned_exp_names(settings: Settings, only: list[str] | None = None) -> tuple[list[str], list[Sweep]]:
+    """The pipelines and sweeps a launch runs: the settings' switches, or --only's choice.
+
+    The one expansion of sweeps into exp_names (stability_<method>_k=<k>_T=<t>), shared by
+    the plan and the Setup screen's estimate.
+    """
+    chosen = list(only) if only else None
+    unknown = [name for name in chosen or [] if name not in selectable()]
+    if unknown:
+        raise PlanError(f"unknown pipeline {unknown[0]!r}; choose from {', '.join(selectable())}")
+    pipelines = [p for p in settings.pipelines.enabled() if chosen is None or p in chosen]
+    if chosen:
+        pipelines = [p for p in kinds.names() if p in chosen]
+    sweeps: list[Sweep] = []
+    if (settings.stability.enabled and chosen is None) or (chosen and kinds.SWEEP_SELECTOR in chosen):
+        for sweep in settings.stability.sweeps:
+            for temperature in sweep.temperatures:
+                name = kinds.sweep_exp_name(sweep.method, sweep.k, temperature)
+                if name not in {s.exp_name for s in sweeps}:
+                    sweeps.append(Sweep(name, sweep.method, sweep.k, temperature))
+    return pipelines, sweeps
+
+
 def plan_sessions(
     loaded: LoadedConfig,
     run_key: str,
@@ -68,20 +95,7 @@ def plan_sessions(
     targets = [m for m in (models or settings.models.target_models) if m.strip()]
     if not targets:
         raise PlanError("no target model: set [models] target_model or pass --model")
-    chosen = list(only) if only else None
-    unknown = [name for name in chosen or [] if name not in (*PIPELINES, "stability")]
-    if unknown:
-        raise PlanError(f"unknown pipeline {unknown[0]!r}; choose from {', '.join((*PIPELINES, 'stability'))}")
-    pipelines = [p for p in settings.pipelines.enabled() if chosen is None or p in chosen]
-    if chosen:
-        pipelines = [p for p in PIPELINES if p in chosen]
-    sweeps: list[Sweep] = []
-    if (settings.stability.enabled and chosen is None) or (chosen and "stability" in chosen):
-        for sweep in settings.stability.sweeps:
-            for temperature in sweep.temperatures:
-                name = stability_exp_name(sweep.method, sweep.k, temperature)
-                if name not in {s.exp_name for s in sweeps}:
-                    sweeps.append(Sweep(name, sweep.method, sweep.k, temperature))
+    pipelines, sweeps = planned_exp_names(settings, only)
     if not pipelines and not sweeps:
         raise PlanError("nothing to run: every pipeline is switched off ([pipelines] do_* or --only)")
 

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from w2c_tui.api import ApiClient, MissingTokenError, PermanentApiError, RetriesExhaustedError
+from w2c_tui.api.bad_response import BadResponse
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data import Example
 from w2c_tui.engine.finalize import metrics_for, write_summaries
@@ -14,20 +15,12 @@ from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import PipelineProgress, RunState
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
-from w2c_tui.pipelines.llm_judge import LlmJudgePipeline
-from w2c_tui.pipelines.mcq import McqPipeline
-from w2c_tui.pipelines.mcq_logprob import McqLogprobPipeline
-from w2c_tui.pipelines.stability import StabilityPipeline
+from w2c_tui.pipelines.kind_code import pipeline_class
 from w2c_tui.redaction import Redactor
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, RUNNING
+from w2c_tui.store import kinds
 from w2c_tui.store.audit import AuditContext, AuditLog
 from w2c_tui.store.session import is_done, mark_done
-
-PIPELINE_CLASSES: dict[str, type[Pipeline]] = {
-    "llm_judge": LlmJudgePipeline,
-    "mcq": McqPipeline,
-    "mcq_logprob": McqLogprobPipeline,
-}
 
 # Errors after which no further example of the pipeline can succeed.
 FATAL_STATUSES = {401, 403, 404}
@@ -85,9 +78,12 @@ class SessionRunner:
         )
 
     def pipelines(self) -> list[Pipeline]:
-        built: list[Pipeline] = [PIPELINE_CLASSES[name](self._context(name)) for name in self.plan.pipelines]
+        built: list[Pipeline] = [
+            pipeline_class(kinds.get(name))(self._context(name)) for name in self.plan.pipelines
+        ]
+        sweep_class = pipeline_class(kinds.SWEEP)
         for sweep in self.plan.sweeps:
-            built.append(StabilityPipeline(self._context(sweep.exp_name), sweep.method, sweep.k, sweep.temperature))
+            built.append(sweep_class(self._context(sweep.exp_name), sweep.method, sweep.k, sweep.temperature))
         return built
 
     async def run(self) -> dict[str, str]:
@@ -181,7 +177,7 @@ class SessionRunner:
         except RetriesExhaustedError as exc:
             self._record_failure(pipeline, example, progress, getattr(exc, "cause", "retries"), self.redactor.text(str(exc)))
             return
-        except (ValueError, KeyError, TypeError) as exc:  # a response we could not read
+        except BadResponse as exc:  # the provider's answer could not be read; anything else is our bug
             self._record_failure(pipeline, example, progress, "bad_response", self.redactor.text(f"{type(exc).__name__}: {exc}"))
             return
         progress.record(example.correct_answer, pipeline.label_of(row))

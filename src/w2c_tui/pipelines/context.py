@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from w2c_tui.api import ApiClient, CallContext
 from w2c_tui.config.schema import Settings
-from w2c_tui.engine.state import RunState
 from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.layout import SessionPaths
+
+
+class LiveCounters(Protocol):
+    """The running session's live counters (the engine's `RunState`), seen from below: pipelines
+    sit under the engine and may not import it."""
+
+    def pipeline(self, exp_name: str) -> Any: ...
+
+    def add_event(self, event: dict[str, Any]) -> None: ...
 
 
 @dataclass
@@ -21,7 +29,7 @@ class PipelineContext:
     target_model: str
     family: str
     audit: AuditLog
-    state: RunState
+    state: LiveCounters
     # Learned once per session and shared by its pipelines, e.g. a server without prompt lists.
     capabilities: dict[str, Any] = field(default_factory=dict)
 

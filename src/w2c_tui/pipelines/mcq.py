@@ -45,6 +45,19 @@ async def ask_mcq(
     }
 
 
+async def sweep_run(
+    ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
+) -> tuple[str | None, dict[str, Any]]:
+    """One run of a stability sweep: its label, and what the sweep's row keeps of it."""
+    row = await ask_mcq(ctx, example, temperature=temperature, seed=seed, stage=f"run{run}")
+    return row["predicted_label"], {"index": row["predicted_index"], "raw": row["raw_mcq_output"]}
+
+
+def prompt_chars(example: Example) -> int:
+    """Characters of prompt one example sends (the registry's cost estimate)."""
+    return sum(len(m.get("content") or "") for m in build_mcq_messages(example))
+
+
 class McqPipeline(Pipeline):
     primary_file = MCQ_PREDICTIONS
 

@@ -36,6 +36,7 @@ from w2c_tui.labels import LABELS
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines.mcq import ask_mcq
+from w2c_tui.prompts.mcq import build_mcq_messages
 from w2c_tui.prompts.mcq_logprob import build_loglik_requests
 from w2c_tui.scoring.loglik import (
     all_non_finite,
@@ -45,13 +46,35 @@ from w2c_tui.scoring.loglik import (
     move_trailing_whitespace,
     split_by_token_count,
 )
+from w2c_tui.store import kinds
 from w2c_tui.store.layout import LOGPROB_DEBUG, LOGPROB_PREDICTIONS
 
-VARIANTS = ("raw", "norm_chars", "norm_bytes", "norm_tokens")
-PRIMARY_VARIANT = "raw"  # lm-eval's `acc`; the other variants sit beside it
+# Stated in the registry entry (store/kinds.py): "raw" is lm-eval's `acc`, the others sit beside it.
+VARIANTS = kinds.get("mcq_logprob").variants
+PRIMARY_VARIANT = kinds.get("mcq_logprob").primary_variant
 TOKEN_IDS, TOKEN_COUNT = "lm_eval_token_ids", "token_count"
 # A refused prompt list: these statuses of a list request mean "not like this", not "try later".
 _LIST_REFUSALS = ("5xx:500",)
+
+
+async def sweep_run(
+    ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
+) -> tuple[str | None, dict[str, Any]]:
+    """One run of a stability sweep (at T=0: runs differ only by seed)."""
+    row, _ = await score_example(ctx, example, seed=seed)
+    label = row[f"predicted_label_{PRIMARY_VARIANT}"]
+    return label, {
+        "index": LABELS.index(label) if label in LABELS else -1,
+        "scores": row.get(f"scores_{PRIMARY_VARIANT}"),
+        "mode": row["mode"],
+    }
+
+
+def prompt_chars(example: Example) -> int:
+    """Characters of prompt one example sends (cost estimate): the context once plus four
+    times context + answer, measured on the MCQ prompt as a stand-in for the chat template."""
+    context = sum(len(m.get("content") or "") for m in build_mcq_messages(example))
+    return 5 * context + sum(len(a) for a in example.answers.values())
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -7,42 +7,41 @@ retried run asks exactly the same question again.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from w2c_tui.data import Example
-from w2c_tui.labels import LABELS
 from w2c_tui.metrics import stability_row
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.context import PipelineContext
-from w2c_tui.pipelines.judging import generate_target, judge_response
-from w2c_tui.pipelines.mcq import ask_mcq
-from w2c_tui.pipelines.mcq_logprob import PRIMARY_VARIANT, score_example
+from w2c_tui.pipelines.kind_code import resolve
+from w2c_tui.store import kinds
+
+
+def index_fields(aux: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a sweep's row keeps of its runs unless the method's kind says otherwise."""
+    return {"run_indices": [a.get("index") for a in aux], "run_aux": aux}
 
 
 class StabilityPipeline(Pipeline):
+    """k runs of one method; the method's kind (store/kinds.py) gives its run and row fields."""
+
     def __init__(self, ctx: PipelineContext, method: str, k: int, temperature: float) -> None:
         super().__init__(ctx)
         self.method = method
         self.k = k
         self.temperature = temperature
         self.primary_file = f"{ctx.exp_name}.jsonl"
+        kind = kinds.get(method)
+        if kind.sweep_run is None:
+            raise ValueError(f"pipeline kind {method!r} has no stability sweep")
+        # (ctx, example, temperature=, seed=, run=) -> (label, what the row keeps of that run)
+        self._run: Callable[..., Awaitable[tuple[str | None, dict[str, Any]]]] = resolve(kind.sweep_run)
+        self._run_fields = resolve(kind.sweep_fields) if kind.sweep_fields else index_fields
+        self._uses_judge = kind.uses_judge
 
     async def _one_run(self, example: Example, run: int) -> tuple[str | None, dict[str, Any]]:
-        seed = self.ctx.api_seed + run
-        if self.method == "mcq":
-            row = await ask_mcq(self.ctx, example, temperature=self.temperature, seed=seed, stage=f"run{run}")
-            return row["predicted_label"], {"index": row["predicted_index"], "raw": row["raw_mcq_output"]}
-        if self.method == "mcq_logprob":
-            row, _ = await score_example(self.ctx, example, seed=seed)
-            label = row[f"predicted_label_{PRIMARY_VARIANT}"]
-            return label, {
-                "index": LABELS.index(label) if label in LABELS else -1,
-                "scores": row.get(f"scores_{PRIMARY_VARIANT}"),
-                "mode": row["mode"],
-            }
-        target = await generate_target(self.ctx, example, temperature=self.temperature, seed=seed)
-        decision = await judge_response(self.ctx, example, target["raw_text"], seed=seed)
-        return decision["predicted_label"], {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"]}
+        return await self._run(self.ctx, example, temperature=self.temperature, seed=self.ctx.api_seed + run, run=run)
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
         # The k runs are independent requests; the provider's limit still bounds them. When
@@ -70,16 +69,11 @@ class StabilityPipeline(Pipeline):
             "eval_type": self.method,
             "target_model": self.ctx.target_model,
             "temperature": self.temperature,
-            "judge_model": self.ctx.judge_model if self.method == "llm_judge" else None,
+            "judge_model": self.ctx.judge_model if self._uses_judge else None,
             "forced_delimiter": self.ctx.delimiter,
             "ckpt_name": self.exp_name,
         }
-        if self.method == "llm_judge":
-            row["run_target_texts"] = [a["target_text"] for a in aux]
-            row["run_judge_raw_outputs"] = [a["judge_raw"] for a in aux]
-        else:
-            row["run_indices"] = [a.get("index") for a in aux]
-            row["run_aux"] = aux
+        row.update(self._run_fields(aux))
         self.write(self.primary_file, row)
         return row
 

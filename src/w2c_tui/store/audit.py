@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from w2c_tui.store.jsonl import BadLine, JsonlAppender, iter_rows
+from w2c_tui.timestamps import utc_now
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -25,10 +25,6 @@ FORCED_TYPES = frozenset(
 # Event types that say "no answer for this UUID yet": a later row for the UUID (a resume)
 # resolves them. They stay in the file as history; summaries count them as resolved.
 RESOLVABLE_TYPES = frozenset({"missing_prediction_uuid", "api_call_failed_example_skipped"})
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

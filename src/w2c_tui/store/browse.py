@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from w2c_tui.status import COMPLETE, FAILED, PARTIAL, normalize, session_status
 from w2c_tui.store import earlier_suite
+from w2c_tui.store.dataset_lookup import SessionDataset
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
 
@@ -28,6 +29,7 @@ class PipelineInfo:
         origin: str = earlier_suite.ORIGIN_OURS,
         stored: dict[str, Any] | None = None,
         planned: Callable[[], set[str]] | None = None,
+        dataset: SessionDataset | None = None,
     ) -> None:
         self.exp_name = exp_name
         self.done = done
@@ -36,6 +38,7 @@ class PipelineInfo:
         self.origin = origin
         self.stored = stored  # the earlier suite's own {"header", "metrics"}
         self._planned = planned  # earlier suite: the UUIDs its session was run on
+        self._dataset = dataset  # the session's, shared by its pipelines
         self._metrics = metrics
         self._rows: dict[str, dict[str, Any]] | None = None
         self._audit: dict[str, Any] | None = None
@@ -55,7 +58,9 @@ class PipelineInfo:
             self._metrics = None
             if self.origin == earlier_suite.ORIGIN_EARLIER and self.paths is not None:
                 planned = self._planned() if self._planned else None
-                self._metrics = earlier_suite.recompute(self.manifest, self.paths, self.exp_name, self.rows, planned)
+                self._metrics = earlier_suite.recompute(
+                    self.manifest, self.paths, self.exp_name, self.rows, planned, examples_from=self._dataset
+                )
         return self._metrics
 
     @property
@@ -97,6 +102,11 @@ class SessionInfo:
     manifest: dict[str, Any] | None
     pipelines: list[PipelineInfo] = field(default_factory=list)
     origin: str = earlier_suite.ORIGIN_OURS
+    # Its When2Call examples, resolved once for every reader of this session.
+    dataset: SessionDataset = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.dataset = SessionDataset(self.manifest, self.paths.root)
 
     @property
     def run_key(self) -> str:
@@ -136,6 +146,13 @@ class SessionInfo:
     def summary_pipelines(self) -> list[tuple[str, str, dict[str, Any] | None]]:
         """(name, status, metrics) of every pipeline, refused ones included, for summary tables."""
         return [(p.exp_name, p.status, p.metrics) for p in self.pipelines] + [(n, "refused", None) for n in self.refused]
+
+    @property
+    def mlflow_ids(self) -> dict[str, Any]:
+        """The MLflow run ids written when the session was tracked ({} when it was not)."""
+        from w2c_tui.store.session import read_mlflow_ids
+
+        return read_mlflow_ids(self.paths)
 
     @property
     def simulated(self) -> bool:
@@ -192,13 +209,18 @@ def read_session(root: Path) -> SessionInfo:
         if origin == earlier_suite.ORIGIN_EARLIER:
             pipeline = PipelineInfo(
                 exp_name, done, paths=paths, manifest=manifest, origin=origin,
-                stored=earlier_suite.read_stored(paths, exp_name), planned=planned,
+                stored=earlier_suite.read_stored(paths, exp_name), planned=planned, dataset=info.dataset,
             )
         else:
             metrics = read_json(paths.artifacts(exp_name) / METRICS_FILE)
             pipeline = PipelineInfo(exp_name, done, metrics, paths=paths, manifest=manifest)
         info.pipelines.append(pipeline)
     return info
+
+
+def session_started(root: Path) -> bool:
+    """Whether a launch got as far as writing the session's manifest."""
+    return SessionPaths(Path(root)).manifest.exists()
 
 
 def list_sessions(workdir: Path, *, warm: bool = False) -> list[SessionInfo]:

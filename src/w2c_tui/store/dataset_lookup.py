@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,43 @@ def dataset_candidates(manifest: dict[str, Any] | None, session_root: Path) -> l
 
 def load_dataset(manifest: dict[str, Any] | None, session_root: Path, uuids: set[str]) -> tuple[dict[str, Any], Path | None]:
     """uuid -> Example from the first candidate file that has any of `uuids` (all when empty)."""
-    from w2c_tui.data import DataError, load_examples
+    return SessionDataset(manifest, session_root).lookup(uuids)
 
-    for candidate in dataset_candidates(manifest, session_root):
-        if not candidate.is_file():
-            continue
-        try:
-            examples = {e.uuid: e for e in load_examples(candidate)}
-        except (DataError, OSError):
-            continue
-        if not uuids or uuids & examples.keys():
-            return ({u: examples[u] for u in uuids if u in examples} if uuids else examples), candidate
-    return {}, None
+
+class SessionDataset:
+    """One session's When2Call examples; each candidate file is parsed at most once.
+
+    A session's readers all ask it (the per-UUID rows, the earlier suite's recomputed
+    metrics of every pipeline), so the dataset is resolved once per opened session.
+    Thread-safe: the Session view reads its summary and its rows in two workers.
+    """
+
+    def __init__(self, manifest: dict[str, Any] | None, session_root: Path) -> None:
+        self._manifest = manifest
+        self._root = Path(session_root)
+        self._parsed: dict[Path, dict[str, Any] | None] = {}
+        self._lock = threading.Lock()
+
+    def _examples(self, candidate: Path) -> dict[str, Any] | None:
+        from w2c_tui.data import DataError, load_examples
+
+        if candidate not in self._parsed:
+            examples = None
+            if candidate.is_file():
+                try:
+                    examples = {e.uuid: e for e in load_examples(candidate)}
+                except (DataError, OSError):
+                    examples = None
+            self._parsed[candidate] = examples
+        return self._parsed[candidate]
+
+    def lookup(self, uuids: set[str]) -> tuple[dict[str, Any], Path | None]:
+        """uuid -> Example from the first candidate file that has any of `uuids` (all when empty)."""
+        with self._lock:
+            for candidate in dataset_candidates(self._manifest, self._root):
+                examples = self._examples(candidate)
+                if examples is None:
+                    continue
+                if not uuids or uuids & examples.keys():
+                    return ({u: examples[u] for u in uuids if u in examples} if uuids else dict(examples)), candidate
+        return {}, None

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.store.checkpoints import predicted_label
+from w2c_tui.store.kinds import is_sweep, kind_of
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
 
@@ -84,6 +85,7 @@ def recompute(
     planned: set[str] | None = None,
     *,
     seed: int = 0,
+    examples_from: Any = None,
 ) -> dict[str, Any] | None:
     """Our metrics from its checkpoint rows, by our formulas; None when its dataset is not found.
 
@@ -97,22 +99,25 @@ def recompute(
     wanted = set(rows) | set(planned or ())
     if not wanted:
         return {"n_planned": 0, "n_obtained": 0, "n_total": 0, "exp_name": exp_name, "origin": ORIGIN_EARLIER}
-    examples_by_uuid, dataset = load_dataset(manifest, paths.root, wanted)
+    # `examples_from`: the session's SessionDataset, so its pipelines share one parse of the file.
+    lookup = examples_from.lookup if examples_from is not None else (lambda u: load_dataset(manifest, paths.root, u))
+    examples_by_uuid, dataset = lookup(wanted)
     examples = [examples_by_uuid[u] for u in sorted(wanted) if u in examples_by_uuid]
     if not examples:
         return None
     scored = [e for e in examples if e.uuid in rows]
     predictions = {e.uuid: predicted_label(exp_name, rows[e.uuid]) for e in scored}
     metrics = compute_metrics(examples, predictions, bootstrap_seed=seed)
-    if exp_name == "mcq_logprob":
+    kind = kind_of(exp_name)
+    if kind is not None and kind.variants:
         metrics["variants"] = {
             variant: compute_metrics(
-                examples, {e.uuid: rows[e.uuid].get(f"predicted_label_{variant}") for e in scored}, bootstrap_seed=seed
+                examples, {e.uuid: kind.variant_label(rows[e.uuid], variant) for e in scored}, bootstrap_seed=seed
             )
-            for variant in ("raw", "norm_chars", "norm_bytes", "norm_tokens")
-            if any(f"predicted_label_{variant}" in row for row in rows.values())
+            for variant in kind.variants
+            if any(kind.variant_field.format(variant=variant) in row for row in rows.values())
         }
-    if exp_name.startswith("stability_"):
+    if is_sweep(exp_name):
         try:
             summary = stability_summary([rows[e.uuid] for e in scored])
             summary.pop("mode_classification", None)

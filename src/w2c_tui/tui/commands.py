@@ -23,12 +23,12 @@ class W2cCommands(Provider):
             ("Reload sessions", "scan the workdir again", app.action_reload_sessions),
             ("Help", "keys and concepts", app.action_help),
         ]
-        for record in app.launch_records:
+        for record in app.workspace.launches:
             if record.active:
                 commands.append(
                     (f"Cancel launch {record.number}", f"{record.launch.run_key}: stop sending, keep finished rows", record.cancel)
                 )
-        for info in app.known_sessions:
+        for info in app.workspace.known_sessions:
             root = str(info.paths.root)
             title = f"{info.target_model} · {info.run_key}/{info.fingerprint[:10]}"
             commands.append((f"Open session {title}", f"{info.status}, n={info.n_examples}", partial(app.open_session, root)))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from w2c_tui.labels import SHORT
 from w2c_tui import status
+from w2c_tui.store import kinds
 
 NONE = "–"
 
@@ -70,17 +70,18 @@ def bar(done: int, total: int, width: int) -> tuple[str, str]:
     return "█" * filled, "░" * (width - filled)
 
 
-_STABILITY = re.compile(r"^stability_(?P<method>.+)_k=(?P<k>\d+)_T=(?P<t>[0-9.]+)$")
-_METHOD_SHORT = {"llm_judge": "judge", "mcq": "mcq", "mcq_logprob": "lp"}
+def _short_kind(name: str) -> str:
+    kind = kinds.method_kind(name)
+    return kind.short if kind else name
 
 
 def short_exp(exp_name: str) -> str:
-    """Column-sized pipeline names: judge, mcq, lp, S:mcq k10 T.3."""
-    match = _STABILITY.match(exp_name)
-    if match:
-        method = _METHOD_SHORT.get(match["method"], match["method"])
-        return f"S:{method} k{match['k']} T{ratio(float(match['t']), 1)}"
-    return _METHOD_SHORT.get(exp_name, exp_name)
+    """Column-sized pipeline names: judge, mcq, lp, S:mcq k10 T.3 (short names: the registry's)."""
+    sweep = kinds.parse_sweep(exp_name)
+    if sweep:
+        method, k, temperature = sweep
+        return f"S:{_short_kind(method)} k{k} T{ratio(temperature, 1)}"
+    return _short_kind(exp_name)
 
 
 def short_uuid(uuid: str, width: int = 8) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -18,11 +18,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, Select, Static
 
 from w2c_tui.store.browse import SessionInfo
+from w2c_tui.store.session_data import SessionData
+from w2c_tui.store.session_rows import SessionRows
+from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import label, ratio, short_exp, short_uuid, signed
-from w2c_tui.tui.readers import SessionData, SessionRows
 from w2c_tui.tui.widgets.metric_table import obtained_text, render_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.row_list import Column, RowList
+from w2c_tui.tui.workspace import Workspace
 
 ALL = "__all__"
 
@@ -102,8 +105,9 @@ class CompareScreen(Screen):
         Binding("r", "reload", "Reload list", id="compare.reload", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        self.workspace = workspace
         self.sessions: list[SessionInfo] = []
         self.data_a: SessionData | None = None
         self.data_b: SessionData | None = None
@@ -133,12 +137,12 @@ class CompareScreen(Screen):
         self.load_sessions()
 
     def on_screen_resume(self) -> None:
-        if self.app.sessions_stale or not self.sessions:
+        if self.workspace.sessions_stale or not self.sessions:
             self.load_sessions()
 
-    @work(thread=True, exclusive=True, group="compare-list", exit_on_error=False)
+    @background(thread=True, group="compare-list")
     def load_sessions(self) -> None:
-        sessions = self.app.scan_sessions()
+        sessions = self.workspace.scan_sessions()
         self.app.call_from_thread(self._show_sessions, sessions)
 
     def _show_sessions(self, sessions: list[SessionInfo]) -> None:
@@ -187,10 +191,10 @@ class CompareScreen(Screen):
         self.query_one("#compare-metrics", Static).update(Content.from_markup("[dim]reading both sessions…[/]"))
         self.compare(str(a), str(b))
 
-    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    @background(thread=True, group="compare")
     def compare(self, a: str, b: str) -> None:
-        data_a = self.app.session_data(Path(a))
-        data_b = self.app.session_data(Path(b))
+        data_a = self.workspace.open_sessions.data(Path(a))
+        data_b = self.workspace.open_sessions.data(Path(b))
         found = disagreements(data_a.rows, data_b.rows)
         self.app.call_from_thread(self._show_comparison, data_a, data_b, found)
 
@@ -253,4 +257,5 @@ class CompareScreen(Screen):
         self.choose(str(b), str(a))
 
     def action_reload(self) -> None:
+        self.workspace.open_sessions.clear()  # opened sessions are read again too
         self.load_sessions()

@@ -13,10 +13,13 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, Label, Select, Static
 
+from w2c_tui.store.browse import session_started
 from w2c_tui.tui.launches import MonitoredSession
+from w2c_tui.tui.messages import OpenSession
 from w2c_tui.tui.widgets.event_log import EventLog
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.session_monitor import SessionMonitor
+from w2c_tui.tui.workspace import Workspace
 
 EMPTY = (
     "[b]No run yet.[/b]\n\n"
@@ -36,8 +39,9 @@ class MonitorScreen(Screen):
         Binding("left_square_bracket", "next_session(-1)", "Previous session", id="monitor.previous_session", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        self.workspace = workspace
         self._shown: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -50,7 +54,6 @@ class MonitorScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.app.monitor_screen = self
         self.sync_sessions()
 
     def on_screen_resume(self) -> None:
@@ -58,7 +61,7 @@ class MonitorScreen(Screen):
 
     # -- sessions ----------------------------------------------------------------------
     def _all_sessions(self) -> list[MonitoredSession]:
-        return [s for record in self.app.launch_records for s in record.sessions] + list(self.app.extra_monitored)
+        return self.workspace.monitored()
 
     def sync_sessions(self, focus: str | None = None) -> None:
         """Add a panel for every session not shown yet; optionally bring one to the front."""
@@ -67,7 +70,7 @@ class MonitorScreen(Screen):
         for session in sessions:
             if session.key not in self._shown:
                 self._shown.append(session.key)
-                switcher.mount(SessionMonitor(session, poll=self.app.poll_monitor))
+                switcher.mount(SessionMonitor(session, poll=self.workspace.poll_monitor))
         select = self.query_one("#monitor-select", Select)
         options = [(s.title, s.key) for s in sessions]
         shown = switcher.current.removeprefix("monitor-") if switcher.current else None  # panel id -> session key
@@ -116,12 +119,10 @@ class MonitorScreen(Screen):
         if not panel.finished:
             self.notify("Still running: the session opens when it has finished (or after c).", timeout=4)
             return
-        from pathlib import Path
-
-        if not (Path(panel.session.session_dir) / "manifest.json").exists():
+        if not session_started(panel.session.session_dir):
             self.notify("Nothing was written for this session: the launch stopped before it started.", timeout=5)
             return
-        self.app.open_session(panel.session.session_dir)
+        self.post_message(OpenSession(panel.session.session_dir))
 
     def action_next_pipeline(self) -> None:
         panel = self.current_panel()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -21,9 +21,11 @@ from textual.widgets import Footer, Select, Static, TabbedContent, TabPane, Text
 
 from w2c_tui.labels import LABELS
 from w2c_tui.status import with_hint
-from w2c_tui.store.browse import SessionInfo, read_session
+from w2c_tui.store.browse import SessionInfo
+from w2c_tui.store.session_data import SessionData
+from w2c_tui.store.session_rows import stability_entropies
+from w2c_tui.tui.background import background
 from w2c_tui.tui.endpoint_info import endpoint_markup
-from w2c_tui.tui.readers import SessionData, stability_entropies
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.example_browser import ExampleBrowser
 from w2c_tui.tui.widgets.metric_table import (
@@ -38,15 +40,14 @@ from w2c_tui.tui.widgets.metric_table import (
     variants_markup,
 )
 from w2c_tui.tui.widgets.nav_bar import NavBar
+from w2c_tui.tui.workspace import Workspace
 
 DEFAULT_MLFLOW_UI = "http://127.0.0.1:5000"
 
 
 def mlflow_link(info: SessionInfo) -> str | None:
     """The parent run's address in the MLflow UI, when the session was tracked."""
-    from w2c_tui.store.jsonl import read_json
-
-    ids = read_json(info.paths.mlflow_ids) or {}
+    ids = info.mlflow_ids
     if not ids.get("parent_run_id"):
         return None
     tracking = str(((info.manifest or {}).get("config") or {}).get("mlflow", {}).get("tracking_uri") or "")
@@ -69,8 +70,9 @@ class SessionViewScreen(Screen):
         Binding("p", "next_pipeline", "Next pipeline", id="session.next_pipeline", show=False),
     ]
 
-    def __init__(self, session_dir: str | Path, *, start_tab: str = "metrics") -> None:
+    def __init__(self, workspace: Workspace, session_dir: str | Path, *, start_tab: str = "metrics") -> None:
         super().__init__()
+        self.workspace = workspace
         self.session_dir = Path(session_dir)
         self.info: SessionInfo | None = None
         self.data: SessionData | None = None
@@ -110,16 +112,16 @@ class SessionViewScreen(Screen):
         self.load_rows()
 
     # -- loading -----------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="session-info", exit_on_error=False)
+    @background(thread=True, group="session-info")
     def load_info(self) -> None:
-        info = read_session(self.session_dir)
-        info.warm()  # the earlier suite's metrics are recomputed here, off the UI thread
+        # Warm: the earlier suite's metrics are recomputed here, off the UI thread.
+        info = self.workspace.open_sessions.info(self.session_dir)
         link = mlflow_link(info)
         self.app.call_from_thread(self._show_info, info, link)
 
-    @work(thread=True, exclusive=True, group="session-rows", exit_on_error=False)
+    @background(thread=True, group="session-rows")
     def load_rows(self) -> None:
-        data = self.app.session_data(self.session_dir)
+        data = self.workspace.open_sessions.data(self.session_dir)
         self.app.call_from_thread(self._show_rows, data)
         # Index the call traces now, so traces and the latency chart open at once later.
         data.index_all_calls()
@@ -230,7 +232,7 @@ class SessionViewScreen(Screen):
         latency.show("latency: waiting for the call-trace index…", {})
         self._latency_chart()
 
-    @work(thread=True, exclusive=True, group="latency", exit_on_error=False)
+    @background(thread=True, group="latency")
     def _latency_chart(self) -> None:
         data = self.data
         if data is None:

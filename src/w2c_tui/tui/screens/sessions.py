@@ -10,7 +10,7 @@ import re
 
 from rich.markup import escape as rich_escape
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -22,9 +22,12 @@ from textual.widgets.tree import TreeNode
 
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, session_status, with_hint
 from w2c_tui.store.browse import SessionInfo
+from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import display_path
+from w2c_tui.tui.messages import OpenCompare, OpenSession
 from w2c_tui.tui.widgets.metric_table import render_rows, summary_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
+from w2c_tui.tui.workspace import Workspace
 
 STATUS_ICON = {
     COMPLETE: "[$success]●[/]",
@@ -88,8 +91,9 @@ class SessionsScreen(Screen):
         Binding("o", "open", "Open", id="sessions.open", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        self.workspace = workspace
         self.sessions: list[SessionInfo] = []
         self.marked: list[str] = []
 
@@ -111,12 +115,12 @@ class SessionsScreen(Screen):
         self.load_sessions()
 
     def on_screen_resume(self) -> None:
-        if self.app.sessions_stale:
+        if self.workspace.sessions_stale:
             self.load_sessions()
 
-    @work(thread=True, exclusive=True, group="sessions", exit_on_error=False)
+    @background(thread=True, group="sessions")
     def load_sessions(self) -> None:
-        sessions = self.app.scan_sessions()
+        sessions = self.workspace.scan_sessions()
         self.app.call_from_thread(self._show_sessions, sessions)
 
     def _show_sessions(self, sessions: list[SessionInfo]) -> None:
@@ -143,11 +147,11 @@ class SessionsScreen(Screen):
                 if selected is not None and info.paths.root == selected:
                     cursor_node = leaf
         plural = "session" if len(sessions) == 1 else "sessions"
-        tree.border_subtitle = f"{len(sessions)} {plural} · {escape(display_path(self.app.loaded.workdir))}"
+        tree.border_subtitle = f"{len(sessions)} {plural} · {escape(display_path(self.workspace.loaded.workdir))}"
         if not sessions:
             self.query_one("#session-summary", Static).update(
                 Content.from_markup(
-                    f"[b]No sessions yet[/b] under {escape(display_path(self.app.loaded.workdir))}\n\n"
+                    f"[b]No sessions yet[/b] under {escape(display_path(self.workspace.loaded.workdir))}\n\n"
                     "Launch one from Setup (1, then ctrl+r). Sessions written by the earlier script-based\n"
                     "suite open too: point [b][run] workdir_base[/b] at their folder."
                 )
@@ -179,19 +183,20 @@ class SessionsScreen(Screen):
     @on(Tree.NodeSelected, "#sessions-tree")
     def _selected(self, event: Tree.NodeSelected) -> None:
         if event.node.data is not None:
-            self.app.open_session(str(event.node.data.paths.root))
+            self.post_message(OpenSession(str(event.node.data.paths.root)))
 
     def _current(self) -> SessionInfo | None:
         node = self.query_one("#sessions-tree", Tree).cursor_node
         return node.data if node is not None else None
 
     def action_reload(self) -> None:
+        self.workspace.open_sessions.clear()  # opened sessions are read again too
         self.load_sessions()
 
     def action_open(self) -> None:
         info = self._current()
         if info is not None:
-            self.app.open_session(str(info.paths.root))
+            self.post_message(OpenSession(str(info.paths.root)))
 
     def action_mark(self) -> None:
         node = self.query_one("#sessions-tree", Tree).cursor_node
@@ -216,6 +221,6 @@ class SessionsScreen(Screen):
             if current is None:
                 return
             self.notify("Mark two sessions with space to compare them; opening Compare with this one.", timeout=4)
-            self.app.open_compare(str(current.paths.root), None)
+            self.post_message(OpenCompare(str(current.paths.root), None))
             return
-        self.app.open_compare(self.marked[0], self.marked[1])
+        self.post_message(OpenCompare(self.marked[0], self.marked[1]))

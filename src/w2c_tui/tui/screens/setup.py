@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -20,10 +20,12 @@ from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, RadioButton, RadioSet, Select, Static
 from textual.worker import Worker, WorkerState
 
+from w2c_tui.api.probe import ProbeResult, probe_provider
 from w2c_tui.config.schema import FAMILIES, Settings
-from w2c_tui.tui.estimate import Estimate, estimate, prompt_chars_per_method
+from w2c_tui.engine.estimate import Estimate, estimate, prompt_chars_per_method
+from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import count, short_exp
-from w2c_tui.tui.probe import ProbeResult, probe_provider
+from w2c_tui.tui.messages import SettingsChanged, StartLaunch
 from w2c_tui.tui.settings_form import (
     FormValues,
     SweepValues,
@@ -36,6 +38,7 @@ from w2c_tui.tui.widgets.model_suggester import ModelSuggester
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.provider_list import ProviderList
 from w2c_tui.tui.widgets.sweep_row import SweepRow
+from w2c_tui.tui.workspace import Workspace
 
 VALIDATE_DELAY = 0.2
 
@@ -60,8 +63,9 @@ class SetupScreen(Screen):
         Binding("delete", "remove_provider", "Remove provider", id="setup.remove_provider", show=False),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, workspace: Workspace) -> None:
         super().__init__()
+        self.workspace = workspace
         self.probes: dict[str, ProbeResult] = {}
         self.suggester = ModelSuggester()
         self.errors: dict[str, str] = {}
@@ -73,23 +77,23 @@ class SetupScreen(Screen):
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        settings: Settings = self.app.loaded.settings
+        settings: Settings = self.workspace.loaded.settings
         values = values_from_settings(settings)
-        self.suggester.add(self.app.known_models())
+        self.suggester.add(self.workspace.known_models())
         yield NavBar("setup")
-        if self.app.config_error:
+        if self.workspace.config_error:
             why = "the configuration could not be loaded (see below)"
-        elif self.app.loaded.path is None:
+        elif self.workspace.loaded.path is None:
             why = "no config.toml here"
         else:
             why = "config.toml names no provider"
         notice = Static(Content.from_markup(EMBEDDED_NOTICE.format(why=why)), id="setup-notice")
-        notice.display = self.app.loaded.embedded
+        notice.display = self.workspace.loaded.embedded
         yield notice
         config_error = Static(id="config-error")
-        config_error.display = bool(self.app.config_error)
-        if self.app.config_error:
-            config_error.update(f"⚠ config.toml could not be used: {self.app.config_error}")
+        config_error.display = bool(self.workspace.config_error)
+        if self.workspace.config_error:
+            config_error.update(f"⚠ config.toml could not be used: {self.workspace.config_error}")
         yield config_error
         with VerticalScroll(id="setup-body"):
             with Horizontal(id="setup-columns"):
@@ -187,13 +191,13 @@ class SetupScreen(Screen):
         self._validate_now()
 
     def on_screen_resume(self) -> None:
-        self.query_one("#setup-notice").display = self.app.loaded.embedded
+        self.query_one("#setup-notice").display = self.workspace.loaded.embedded
 
     # -- providers -------------------------------------------------------------------
     def _show_providers(self) -> None:
         from w2c_tui.config import token_variable
 
-        providers = self.app.loaded.settings.providers
+        providers = self.workspace.loaded.settings.providers
         variables = {name: token_variable(name, p) for name, p in providers.items()}
         self.query_one(ProviderList).show(providers, variables, self.probes)
 
@@ -204,9 +208,9 @@ class SetupScreen(Screen):
         from w2c_tui.tui.screens.provider_editor import ProviderEditor
         from w2c_tui.tui.settings_form import ProviderValues
 
-        first = not self.app.loaded.settings.providers
+        first = not self.workspace.loaded.settings.providers
         values = ProviderValues(default=first)
-        self.app.push_screen(ProviderEditor(values, self.app.loaded.environ), self._provider_edited)
+        self.app.push_screen(ProviderEditor(values, self.workspace.loaded.environ), self._provider_edited)
 
     def action_edit_provider(self) -> None:
         from w2c_tui.tui.screens.provider_editor import ProviderEditor
@@ -215,15 +219,15 @@ class SetupScreen(Screen):
         if name is None:
             self.action_add_provider()
             return
-        provider = self.app.loaded.settings.providers[name]
+        provider = self.workspace.loaded.settings.providers[name]
         self.app.push_screen(
-            ProviderEditor(provider_values(name, provider), self.app.loaded.environ, editing=name), self._provider_edited
+            ProviderEditor(provider_values(name, provider), self.workspace.loaded.environ, editing=name), self._provider_edited
         )
 
     def _provider_edited(self, edit) -> None:
         if edit is None:
             return
-        providers = dict(self.app.loaded.settings.providers)
+        providers = dict(self.workspace.loaded.settings.providers)
         if edit.old_name and edit.old_name != edit.name:
             providers.pop(edit.old_name, None)
         if edit.provider.default:
@@ -237,17 +241,17 @@ class SetupScreen(Screen):
         name = self._selected_provider()
         if name is None:
             return
-        providers = dict(self.app.loaded.settings.providers)
+        providers = dict(self.workspace.loaded.settings.providers)
         providers.pop(name, None)
         self.probes.pop(name, None)
         self._set_providers(providers)
         self.notify(f"provider {name} removed (not yet saved)", timeout=4)
 
     def _set_providers(self, providers: dict) -> None:
-        settings = self.app.loaded.settings.model_copy(update={"providers": providers})
-        self.app.replace_settings(settings)
+        settings = self.workspace.loaded.settings.model_copy(update={"providers": providers})
+        self._replace_settings(settings)
         self._show_providers()
-        self.query_one("#setup-notice").display = self.app.loaded.embedded
+        self.query_one("#setup-notice").display = self.workspace.loaded.embedded
         self._schedule_validation()
 
     def action_test_provider(self) -> None:
@@ -255,7 +259,7 @@ class SetupScreen(Screen):
         if name is None:
             self.notify("No provider configured: launches use the simulated endpoint, which needs no test.", timeout=5)
             return
-        provider = self.app.loaded.settings.providers[name]
+        provider = self.workspace.loaded.settings.providers[name]
         self.query_one("#probe-detail", Static).update(Content.from_markup(f"[$text-muted]testing {escape(name)}…[/]"))
         self._probe(name, provider.base_url, provider.token or None, self._model_for(name))
 
@@ -264,7 +268,7 @@ class SetupScreen(Screen):
         from w2c_tui.engine.launch import api_providers
 
         try:
-            providers = api_providers(self.app.loaded)
+            providers = api_providers(self.workspace.loaded)
             from w2c_tui.api.providers import route
 
             values = self._read_values()
@@ -275,7 +279,7 @@ class SetupScreen(Screen):
             return None
         return None
 
-    @work(exclusive=True, group="probe", exit_on_error=False)
+    @background(group="probe")
     async def _probe(self, name: str, base_url: str, token: str | None, model: str | None) -> None:
         result = await probe_provider(name, base_url, token, model)
         self.probes[name] = result
@@ -343,7 +347,7 @@ class SetupScreen(Screen):
         self._validate_timer = self.set_timer(VALIDATE_DELAY, self._validate_now)
 
     def validate_form(self) -> Settings | None:
-        settings, errors = apply_form(self.app.loaded.settings, self._read_values())
+        settings, errors = apply_form(self.workspace.loaded.settings, self._read_values())
         self.errors = errors
         for field in self.query(FormField):
             field.show_error(errors.get(field.field_id))
@@ -381,11 +385,8 @@ class SetupScreen(Screen):
         hint = self.query_one("#field-family .field-hint", Static)
         values = self._read_values()
         targets = [m.strip() for m in values.target.split(",") if m.strip()]
-        try:
-            from w2c_tui.prompts.families import fallback_note, falls_back_to_plain, resolve_family
-        except ImportError:
-            hint.update("")
-            return
+        from w2c_tui.prompts.families import fallback_note, falls_back_to_plain, resolve_family
+
         shown = []
         for model in targets[:3]:
             try:
@@ -412,13 +413,13 @@ class SetupScreen(Screen):
             self._load_dataset_size(key)
         self._show_estimate(settings)
 
-    @work(thread=True, exclusive=True, group="estimate", exit_on_error=False)
+    @background(thread=True, group="estimate")
     def _load_dataset_size(self, key: tuple[Any, ...]) -> None:
         from w2c_tui.data import load_examples, select_examples
 
         path, full, n, seed = key
         try:
-            examples = load_examples(self.app.loaded.resolve_path(path) if path else None)
+            examples = load_examples(self.workspace.loaded.resolve_path(path) if path else None)
             chosen = select_examples(examples, use_full_dataset=full, n_per_label=n, seed=seed)
             chars = prompt_chars_per_method(chosen)
             result: tuple[int | None, dict | None, str] = (len(chosen), chars, "")
@@ -432,7 +433,7 @@ class SetupScreen(Screen):
         self._n_examples, self._chars, self._dataset_error = result
         if self._dataset_error:
             self.query_one("#field-data-path", FormField).show_error(self._dataset_error)
-        settings, _ = apply_form(self.app.loaded.settings, self._read_values())
+        settings, _ = apply_form(self.workspace.loaded.settings, self._read_values())
         if settings is not None:
             self._show_estimate(settings)
 
@@ -479,11 +480,11 @@ class SetupScreen(Screen):
             return
         self._save(settings)
 
-    @work(thread=True, exclusive=True, group="save", exit_on_error=False)
+    @background(thread=True, group="save")
     def _save(self, settings: Settings) -> None:
         from w2c_tui.config import save_settings
 
-        path = self.app.save_path()
+        path = self.workspace.save_path()
         try:
             save_settings(settings, path)
         except Exception as exc:  # noqa: BLE001 - shown to the user, the form stays as typed
@@ -491,8 +492,12 @@ class SetupScreen(Screen):
             return
         self.app.call_from_thread(self._saved, settings, path)
 
+    def _replace_settings(self, settings: Settings, *, path=None) -> None:
+        self.workspace.replace_settings(settings, path=path)
+        self.post_message(SettingsChanged())  # the app shows where settings come from
+
     def _saved(self, settings: Settings, path) -> None:
-        self.app.replace_settings(settings, path=path)
+        self._replace_settings(settings, path=path)
         self.notify(f"Saved {path} (comments kept; tokens stay in .env)", timeout=4)
 
     @on(Button.Pressed, "#launch")
@@ -502,9 +507,9 @@ class SetupScreen(Screen):
             first = next(iter(self.errors.values()), "")
             self.notify(f"Cannot launch yet: {first}", severity="error", timeout=6)
             return
-        self.app.replace_settings(settings)
-        loaded = dataclasses.replace(self.app.loaded, settings=settings)
-        self.app.start_launch(loaded, run_key=settings.run.run_key or None)
+        self._replace_settings(settings)
+        loaded = dataclasses.replace(self.workspace.loaded, settings=settings)
+        self.post_message(StartLaunch(loaded, run_key=settings.run.run_key or None))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "probe":

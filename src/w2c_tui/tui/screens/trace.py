@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -19,9 +18,12 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
 
 from w2c_tui.labels import LABELS
+from w2c_tui.store.checkpoints import predicted_label
+from w2c_tui.store.kinds import kind_of
+from w2c_tui.store.session_data import PipelineTrace, SessionData, TraceDetail
+from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import label as short_label
 from w2c_tui.tui.formatting import short_exp
-from w2c_tui.tui.readers import PipelineTrace, SessionData, TraceDetail, predicted_label
 from w2c_tui.tui.widgets.lazy_collapsible import LazyCollapsible
 from w2c_tui.tui.widgets.nav_bar import NavBar
 
@@ -120,8 +122,9 @@ def logprob_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
             + ("   [$warning]LCP split used[/]" if row.get("used_lcp_split") else "")
         )
     )
-    variants = ("raw", "norm_chars", "norm_bytes", "norm_tokens")
-    winners = {v: row.get(f"predicted_label_{v}") for v in variants}
+    kind = kind_of(trace.exp_name)
+    variants = kind.variants if kind else ()
+    winners = {v: kind.variant_label(row, v) for v in variants}
     widgets.append(markup("   ".join(f"{v} {short_verdict(winners[v], gold)}" for v in variants)))
     if mode == "string_fallback":
         widgets.append(markup(f"[$warning]all scores non-finite[/] → MCQ string fallback ({escape(str(row.get('fallback_trigger')))})"))
@@ -285,16 +288,11 @@ def call_body(call: dict[str, Any]) -> list[Widget]:
 
 def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
     name = trace.exp_name
+    kind = kind_of(name)
     if trace.row is None:
         body: list[Widget] = [markup("[dim]no checkpoint row for this example (not run yet, or failed)[/]")]
-    elif name == "llm_judge":
-        body = judge_widgets(trace, gold)
-    elif name == "mcq":
-        body = mcq_widgets(trace, gold)
-    elif name == "mcq_logprob":
-        body = logprob_widgets(trace, gold)
-    elif name.startswith("stability_"):
-        body = stability_widgets(trace, gold)
+    elif kind and kind.trace_view in TRACE_VIEWS:
+        body = TRACE_VIEWS[kind.trace_view](trace, gold)
     else:
         body = [plain(pretty_json(trace.row))]
     body.append(LazyCollapsible(lambda: [plain(pretty_json(trace.row))], title="checkpoint row"))
@@ -315,7 +313,14 @@ def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
     title = f"{name} → {predicted_label(name, trace.row) or 'no prediction'}"
     correct = predicted_label(name, trace.row) == gold if trace.row and gold else None
     mark = "" if correct is None else " ✓" if correct else " ✗"
-    return Collapsible(*body, title=title + mark, collapsed=False, classes="pipeline-section")
+    section = Collapsible(*body, title=title + mark, collapsed=False, classes="pipeline-section")
+    if kind and kind.trace_hint:
+        section.tooltip = f"{kind.trace_hint} ({kind.endpoint or 'its method'})"
+    return section
+
+
+# How each kind's path to its label reads (the registry entry's `trace_view` names one).
+TRACE_VIEWS = {"judge": judge_widgets, "mcq": mcq_widgets, "logprob": logprob_widgets, "stability": stability_widgets}
 
 
 def example_widgets(detail: TraceDetail) -> list[Widget]:
@@ -417,7 +422,7 @@ class TraceScreen(Screen):
         )
         self.load_detail(uuid)
 
-    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
+    @background(thread=True, group="trace")
     def load_detail(self, uuid: str) -> None:
         detail = self.data.trace(uuid)
         self.app.call_from_thread(self._show, detail)

@@ -16,7 +16,7 @@ from textual.widgets import Checkbox, Input, Label, Select
 
 from w2c_tui.labels import LABELS
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
-from w2c_tui.tui.readers import ExampleRow, SessionRows
+from w2c_tui.store.session_rows import ExampleRow, SessionRows
 from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 
 ANY = "__any__"

@@ -9,8 +9,8 @@ from textual.markup import escape
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from w2c_tui.api.probe import CHECKS, ProbeResult
 from w2c_tui.config.schema import ProviderSettings
-from w2c_tui.tui.probe import CHECKS, ProbeResult
 
 SIMULATED_ID = "__simulated__"
 

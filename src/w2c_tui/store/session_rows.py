@@ -1,0 +1,148 @@
+"""One session as per-UUID rows: gold label, each pipeline's prediction, fallback markers.
+
+What the examples table, the charts and the Compare screen show. Blocking file work,
+meant for thread workers; the session's dataset is asked through `SessionInfo.dataset`,
+so it is parsed once however many readers ask.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from w2c_tui.labels import LABELS
+from w2c_tui.store import kinds
+from w2c_tui.store.audit import read_events, resolved_events, summarize
+from w2c_tui.store.browse import SessionInfo, read_session
+from w2c_tui.store.checkpoints import primary_file
+from w2c_tui.store.jsonl import read_keyed
+
+# Audit event type -> the short marker shown in the examples table.
+EVENT_MARKERS = {
+    "judge_json_parse_failed_first": "judge-retry",
+    "judge_json_parse_failed_second_fallback_to_cannot_answer": "judge→can",
+    "all_logprobs_-inf_string_fallback": "lp→string",
+    "token_prefix_mismatch_lcp_split": "lcp",
+    "missing_prediction_uuid": "missing",
+    "invalid_label_coercion_to_cannot_answer": "coerced",
+    "api_call_failed_example_skipped": "api-fail",
+}
+
+
+def row_markers(row: dict[str, Any] | None) -> set[str]:
+    """Fallback markers readable from the checkpoint row itself (older sessions lack events)."""
+    if not row:
+        return set()
+    found = set()
+    if row.get("judge_fallback_to_cannot_answer"):
+        found.add("judge→can")
+    elif row.get("judge_used_retry"):
+        found.add("judge-retry")
+    if row.get("mode") == "string_fallback":
+        found.add("lp→string")
+    if row.get("used_lcp_split") is True:
+        found.add("lcp")
+    return found
+
+
+@dataclass
+class ExampleRow:
+    uuid: str
+    gold: str | None
+    predictions: dict[str, str | None]
+    markers: tuple[str, ...]
+    search_text: str
+
+    def is_correct(self, exp_name: str) -> bool | None:
+        predicted = self.predictions.get(exp_name)
+        if predicted is None or self.gold is None:
+            return None
+        return predicted == self.gold
+
+
+@dataclass
+class SessionRows:
+    """Everything the examples table, the charts and the compare screen need."""
+
+    info: SessionInfo
+    exp_names: list[str]
+    rows: list[ExampleRow]
+    primary: dict[str, dict[str, dict[str, Any]]]
+    events_by_uuid: dict[str, list[dict[str, Any]]]
+    examples: dict[str, Any]  # uuid -> data.Example, when the dataset file was found
+    dataset_path: Path | None
+    audit_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _by_uuid: dict[str, ExampleRow] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_uuid = {r.uuid: r for r in self.rows}
+
+    def row(self, uuid: str) -> ExampleRow | None:
+        return self._by_uuid.get(uuid)
+
+
+def load_session_rows(root: Path | SessionInfo) -> SessionRows:
+    """Read one session's predictions and audit events into per-UUID rows. Blocking."""
+    info = root if isinstance(root, SessionInfo) else read_session(Path(root))
+    exp_names = [p.exp_name for p in info.pipelines] or info.paths.exp_names()
+    # The pipelines' own (cached) rows, so the earlier suite's recomputed metrics read them once too.
+    primary: dict[str, dict[str, dict[str, Any]]] = {p.exp_name: p.rows for p in info.pipelines}
+    for exp_name in exp_names:
+        if exp_name not in primary:
+            path = primary_file(info.paths.root, exp_name)
+            primary[exp_name] = read_keyed(path) if path else {}
+
+    events_by_uuid: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    summaries: dict[str, dict[str, Any]] = {}
+    resolved_ids: set[int] = set()
+    for exp_name in exp_names:
+        events = read_events(info.paths.audit_file(exp_name))
+        obtained = primary[exp_name].keys()
+        resolved_at = resolved_events(events, obtained)
+        for index, event in enumerate(events):
+            uuid = event.get("uuid")
+            if isinstance(uuid, str):
+                events_by_uuid[uuid].append(event)
+                if index in resolved_at:
+                    resolved_ids.add(id(event))
+        # From the events and rows on disk, so a resume's resolutions show even in older sessions.
+        summaries[exp_name] = summarize(events, obtained)
+
+    uuids = set().union(*(rows.keys() for rows in primary.values())) if primary else set()
+    examples, dataset_path = info.dataset.lookup(uuids)
+    uuids |= set(examples)
+
+    rows = []
+    for uuid in sorted(uuids):
+        example = examples.get(uuid)
+        gold = example.correct_answer if example is not None else None
+        predictions: dict[str, str | None] = {}
+        markers: set[str] = set()
+        for exp_name in exp_names:
+            row = primary[exp_name].get(uuid)
+            if gold is None and row and row.get("gold_label") in LABELS:
+                gold = row["gold_label"]
+            predictions[exp_name] = kinds.label_of(exp_name, row)
+            markers |= row_markers(row)
+        for event in events_by_uuid.get(uuid, ()):
+            if id(event) in resolved_ids:
+                continue  # a resume obtained the answer: history, not a marker
+            marker = EVENT_MARKERS.get(str(event.get("fallback_type")))
+            if marker:
+                markers.add(marker)
+        question = example.question if example is not None else ""
+        rows.append(ExampleRow(uuid, gold, predictions, tuple(sorted(markers)), f"{uuid} {question}".lower()))
+    return SessionRows(info, exp_names, rows, primary, dict(events_by_uuid), examples, dataset_path, summaries)
+
+
+def stability_entropies(rows: SessionRows) -> dict[str, list[float]]:
+    """Normalised entropy of every example, per stability sweep."""
+    found: dict[str, list[float]] = {}
+    for exp_name in rows.exp_names:
+        if not kinds.is_sweep(exp_name):
+            continue
+        values = [r.get("normalized_entropy") for r in rows.primary.get(exp_name, {}).values()]
+        found[exp_name] = [float(v) for v in values if isinstance(v, (int, float))]
+    return found

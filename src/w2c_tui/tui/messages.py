@@ -1,0 +1,37 @@
+"""What a screen asks of the app: posted as messages, handled in `W2cApp` (screens never call each other)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from w2c_tui.config import LoadedConfig
+
+
+@dataclass
+class OpenSession(Message):
+    """Show one session (Sessions tab, Session view)."""
+
+    path: str
+
+
+@dataclass
+class OpenCompare(Message):
+    """Compare two sessions; None keeps that side as it is."""
+
+    a: str | None
+    b: str | None
+
+
+@dataclass
+class StartLaunch(Message):
+    """Run a configuration (the Setup form's) in the background."""
+
+    loaded: LoadedConfig
+    run_key: str | None = None
+    only: list[str] | None = None
+
+
+class SettingsChanged(Message):
+    """The workspace's settings were replaced (the app redraws where they come from)."""

@@ -11,11 +11,17 @@ usage contradicts the count, the echo is refused rather than scored wrongly.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
+from functools import partial
+from operator import is_not
 from dataclasses import dataclass
 from typing import Any
 
 from w2c_tui.api.bad_response import BadResponse
+
+
+_not_none = partial(is_not, None)
 
 
 class EchoLayoutError(BadResponse):
@@ -55,8 +61,10 @@ def read_echo(
     logprobs = list(lp.get("token_logprobs") or [])
     if len(logprobs) != len(tokens):
         raise EchoLayoutError(f"{len(tokens)} echoed tokens but {len(logprobs)} log-probabilities")
-    if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in logprobs):
-        raise EchoLayoutError("the echo holds log-probabilities that are not numbers")
+    try:  # every entry a number or null, checked at C speed: an echo lists thousands
+        math.fsum(filter(_not_none, logprobs))
+    except TypeError:
+        raise EchoLayoutError("the echo holds log-probabilities that are not numbers") from None
     if n_prompt_tokens is not None:
         n_prompt = n_prompt_tokens
         if len(tokens) < n_prompt:

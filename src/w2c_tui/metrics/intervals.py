@@ -6,11 +6,12 @@ full MCQ set (3,652 examples) with 1,000 resamples takes a few tens of milliseco
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Sequence
 
 from w2c_tui.metrics.classification import LABEL_INDEX
+
+if TYPE_CHECKING:
+    import numpy as np
 
 N_LABELS = len(LABEL_INDEX)
 PERCENTILES = (2.5, 97.5)
@@ -27,6 +28,8 @@ def bootstrap_intervals(
     n = len(gold)
     if n == 0:
         return {"accuracy": None, "macro_f1": None}
+    import numpy as np  # here, not at import: numpy costs ~70 ms, and the app's first screen needs none
+
     # One code per example, gold * 4 + pred, so one bincount per resample gives its matrix.
     codes = np.fromiter((LABEL_INDEX[g] * N_LABELS + LABEL_INDEX[p] for g, p in zip(gold, pred)), dtype=np.int64, count=n)
     rng = np.random.default_rng(seed)
@@ -48,6 +51,8 @@ def macro_f1_from_counts(counts: np.ndarray) -> np.ndarray:
 
     Averages over labels present in gold or predictions; F1 is 0 where 2TP + FP + FN is 0.
     """
+    import numpy as np
+
     tp = np.diagonal(counts, axis1=-2, axis2=-1)
     support = counts.sum(axis=-1)
     predicted = counts.sum(axis=-2)
@@ -59,5 +64,7 @@ def macro_f1_from_counts(counts: np.ndarray) -> np.ndarray:
 
 
 def _interval(values: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
+    import numpy as np
+
     low, high = np.percentile(values, PERCENTILES)
     return {"low": float(low), "high": float(high), "n_boot": int(n_boot), "seed": int(seed)}

@@ -8,7 +8,7 @@ next to its field and Launch / Save refuse to go on while there is one.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,7 +20,6 @@ from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Input, Label, RadioButton, RadioSet, Select, Static
 from textual.worker import Worker, WorkerState
 
-from w2c_tui.api.probe import ProbeResult, probe_provider
 from w2c_tui.config.schema import FAMILIES, Settings
 from w2c_tui.engine.estimate import Estimate, estimate, prompt_chars_per_method
 from w2c_tui.tui.background import background
@@ -39,6 +38,9 @@ from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.provider_list import ProviderList
 from w2c_tui.tui.widgets.sweep_row import SweepRow
 from w2c_tui.tui.workspace import Workspace
+
+if TYPE_CHECKING:
+    from w2c_tui.api.probe import ProbeResult
 
 VALIDATE_DELAY = 0.2
 
@@ -281,6 +283,8 @@ class SetupScreen(Screen):
 
     @background(group="probe")
     async def _probe(self, name: str, base_url: str, token: str | None, model: str | None) -> None:
+        from w2c_tui.api.probe import probe_provider  # httpx and the client load on the first test, not at start
+
         result = await probe_provider(name, base_url, token, model)
         self.probes[name] = result
         self.suggester.add(result.models)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from textual.content import Content
 from textual.markup import escape
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from w2c_tui.api.probe import CHECKS, ProbeResult
 from w2c_tui.config.schema import ProviderSettings
+
+if TYPE_CHECKING:  # the probe brings httpx; the first screen paints without it
+    from w2c_tui.api.probe import ProbeResult
 
 SIMULATED_ID = "__simulated__"
 
@@ -27,12 +29,9 @@ def describe_provider(name: str, provider: ProviderSettings, token_variable: str
         f"  {token}  [dim]models:[/] {escape(prefixes)}  [dim]×{provider.max_concurrency}[/]",
     ]
     if probe is not None:
-        marks = []
-        for check in CHECKS:
-            result = probe.checks.get(check)
-            if result is None:
-                continue
-            marks.append(f"[$success]✓ {check}[/]" if result.ok else f"[$error]✗ {check}[/]")
+        marks = [
+            f"[$success]✓ {check}[/]" if result.ok else f"[$error]✗ {check}[/]" for check, result in probe.checks.items()
+        ]
         lines.append("  " + "  ".join(marks))
     else:
         lines.append("  [dim]not tested: press t[/]")

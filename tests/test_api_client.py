@@ -386,16 +386,6 @@ async def test_completions_sends_echo_and_logprobs():
     assert handler.seen[0].url.path == "/v1/completions"
 
 
-async def test_models_lists_ids():
-    handler = scripted(httpx.Response(200, json={"object": "list", "data": [{"id": "a"}, {"id": "b"}]}))
-    async with make_client(handler, [ProviderSettings("vllm", LOCAL)]) as client:
-        assert await client.models() == ["a", "b"]
-        assert await client.models("vllm") == ["a", "b"]
-        with pytest.raises(ValueError, match="no provider named 'nope'"):
-            await client.models("nope")
-    assert handler.seen[0].method == "GET" and handler.seen[0].url.path == "/v1/models"
-
-
 # Concurrency
 
 

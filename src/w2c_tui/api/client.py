@@ -15,7 +15,7 @@ from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
 from w2c_tui.api.pool import ShardedHttp
 from w2c_tui.api.limits import ProviderLimits, shared_limits
 from w2c_tui.api.observer import CallObserver
-from w2c_tui.api.providers import ProviderSettings, default_provider
+from w2c_tui.api.providers import ProviderSettings
 from w2c_tui.api.providers import route as route_model
 from w2c_tui.redaction import redact_text, register_secrets
 from w2c_tui.api.results import ChatResult, chat_result
@@ -31,7 +31,6 @@ from w2c_tui.api.trace import CallContext, build_record
 
 COMPLETIONS_ENDPOINT = "/completions"
 TOKENIZE_ENDPOINT = "/tokenize"
-MODELS_ENDPOINT = "/models"
 # Answers meaning "this server has no such endpoint" when probing /tokenize.
 ENDPOINT_ABSENT = frozenset({404, 405, 501})
 # Gateways often guard paths outside /v1 with 401/403: at the root that means "not here", not "bad token".
@@ -216,21 +215,7 @@ class ApiClient:
         provider = self._active.get(self.route(model).name)
         return provider.tokenize_url if provider is not None else None
 
-    async def models(self, provider_name: str | None = None) -> list[str]:
-        """Model ids the provider lists at GET /models (the default provider when no name is given)."""
-        settings = default_provider(self.providers) if provider_name is None else self._named(provider_name)
-        provider = self._provider(settings)
-        success = await self._call(provider, "GET", MODELS_ENDPOINT, None, None, None, {}, None, False)
-        assert success is not None
-        return model_ids(success.data)
-
     # Machinery
-
-    def _named(self, name: str) -> ProviderSettings:
-        for settings in self.providers:
-            if settings.name == name:
-                return settings
-        raise ValueError(f"no provider named '{name}' (known: {', '.join(p.name for p in self.providers)})")
 
     def _provider(self, settings: ProviderSettings) -> _Provider:
         """The provider's state, created on first use (which is when a missing token is reported)."""
@@ -382,12 +367,6 @@ class ApiClient:
         if isinstance(usage, dict):
             counts["prompt_tokens"] += usage.get("prompt_tokens") or 0
             counts["completion_tokens"] += usage.get("completion_tokens") or 0
-
-
-def model_ids(payload: Any) -> list[str]:
-    """The model ids of a GET /models answer (`{"data": [{"id": ...}]}`, or the bare list), in its order."""
-    entries = payload.get("data") if isinstance(payload, dict) else payload
-    return [str(e["id"]) for e in entries or [] if isinstance(e, dict) and e.get("id")]
 
 
 def tokenize_urls(base_url: str) -> list[str]:

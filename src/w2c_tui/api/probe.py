@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from w2c_tui.api.client import MODELS_ENDPOINT, ApiClient, model_ids
+from w2c_tui.api.client import ApiClient
 from w2c_tui.api.providers import ProviderSettings
 from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
 from w2c_tui.api.echo import EchoLayoutError, read_echo
@@ -345,3 +345,12 @@ async def _capabilities(name: str, base_url: str, token: str | None, model: str,
         "logprobs": Check(support.usable, f"{verdict} ({support.facts()})"),
         "tokenize": Check(bool(support.tokenizer), support.tokenizer or "no tokenizer endpoint (text prompts are split by the echo)"),
     }
+
+
+MODELS_ENDPOINT = "/models"
+
+
+def model_ids(payload: Any) -> list[str]:
+    """The model ids of a GET /models answer (`{"data": [{"id": ...}]}`, or the bare list), in its order."""
+    entries = payload.get("data") if isinstance(payload, dict) else payload
+    return [str(e["id"]) for e in entries or [] if isinstance(e, dict) and e.get("id")]

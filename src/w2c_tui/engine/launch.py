@@ -151,7 +151,8 @@ class Launch:
                 notify=self.notify,
             )
             if not any(plan.exp_names for plan in self.plans):
-                raise LaunchError(next(s.problem for s in self.logprob_support.values() if s.problem))
+                refused = [s.problem for s in self.logprob_support.values() if s.problem]
+                raise LaunchError(refused[0] if refused else "nothing to run")
             outcomes = []
             for plan in self.plans:
                 if not plan.exp_names:

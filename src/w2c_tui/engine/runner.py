@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 from typing import Any
 
 from w2c_tui.api import ApiClient, MissingTokenError, PermanentApiError, RetriesExhaustedError
@@ -137,6 +138,19 @@ class SessionRunner:
             )
         except asyncio.CancelledError:
             progress.status = CANCELLED
+        except Exception as exc:  # a bug of ours: the rows so far stay and are finalized; say what broke
+            progress.status = FAILED
+            progress.message = self.redactor.text(f"internal error (please report it): {type(exc).__name__}: {exc}")
+            ctx.audit.emit(
+                "pipeline_stopped_fatal_error",
+                stage="request",
+                severity="error",
+                details={
+                    "error": progress.message[:500],
+                    "traceback": self.redactor.text("".join(traceback.format_exception(exc)))[-4000:],
+                    "examples_left": len(self.plan.examples) - progress.done,
+                },
+            )
         finally:
             pipeline.close()
             progress.finished_at = time.monotonic()
@@ -168,6 +182,12 @@ class SessionRunner:
             row = await pipeline.evaluate(example)
         except (MissingTokenError, ServerCannotRun) as exc:
             raise FatalPipelineError(self.redactor.text(str(exc))) from None
+        except BadResponse as exc:  # the provider's answer could not be read; anything else is our bug
+            kind = getattr(exc, "kind", "unreadable")
+            message = self.redactor.text(str(exc))
+            self.state.on_bad_answer(kind, message)
+            self._record_failure(pipeline, example, progress, "bad_response", message, kind=kind)
+            return
         except PermanentApiError as exc:
             message = self.redactor.text(str(exc))
             if getattr(exc, "status", None) in FATAL_STATUSES:
@@ -177,20 +197,22 @@ class SessionRunner:
         except RetriesExhaustedError as exc:
             self._record_failure(pipeline, example, progress, getattr(exc, "cause", "retries"), self.redactor.text(str(exc)))
             return
-        except BadResponse as exc:  # the provider's answer could not be read; anything else is our bug
-            self._record_failure(pipeline, example, progress, "bad_response", self.redactor.text(f"{type(exc).__name__}: {exc}"))
-            return
         progress.record(example.correct_answer, pipeline.label_of(row))
 
-    def _record_failure(self, pipeline: Pipeline, example: Example, progress: PipelineProgress, cause: str, message: str) -> None:
+    def _record_failure(
+        self, pipeline: Pipeline, example: Example, progress: PipelineProgress, cause: str, message: str, kind: str | None = None
+    ) -> None:
         """No prediction could be obtained: say so, keep going; a resume retries it."""
         progress.failed += 1
+        details = {"cause": cause, "error": message[:500]}
+        if kind is not None:
+            details["kind"] = kind  # which sort of unreadable answer (html, redirect, not_object, ...)
         pipeline.ctx.audit.emit(
             "api_call_failed_example_skipped",
             uuid=example.uuid,
             stage="request",
             severity="error",
-            details={"cause": cause, "error": message[:500]},
+            details=details,
         )
 
     def _finalize(self, pipeline: Pipeline, progress: PipelineProgress) -> None:

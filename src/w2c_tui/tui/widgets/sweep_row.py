@@ -6,9 +6,13 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
+from w2c_tui.store import kinds
 from w2c_tui.tui.settings_form import SweepValues
 
-METHODS = (("judge", "llm_judge"), ("mcq", "mcq"), ("logprob", "mcq_logprob"))
+
+def sweep_methods() -> list[tuple[str, str]]:
+    """(label, kind) of every kind a sweep can repeat, from the registry."""
+    return [(kind.name, kind.name) for kind in kinds.kinds() if kind.sweepable]
 
 
 class SweepRow(Vertical):
@@ -30,7 +34,7 @@ class SweepRow(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal():
-            yield Select(METHODS, value=self.values.method, allow_blank=False, compact=True, classes="sweep-method")
+            yield Select(sweep_methods(), value=self.values.method, allow_blank=False, compact=True, classes="sweep-method")
             yield Label("k")
             yield Input(self.values.k, compact=True, classes="sweep-k", restrict=r"[0-9]*")
             yield Label("T")

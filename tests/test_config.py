@@ -208,3 +208,92 @@ def test_fingerprint_changes_with_prediction_settings(change):
 
 def test_fingerprint_differs_per_target_model():
     assert _fp(Settings(), "a") != _fp(Settings(), "b")
+
+
+# The earlier suite's own [stability] section (its w2c_config defaults, all three methods on).
+EARLIER_SUITE_STABILITY = """
+[stability]
+do_mcq_stability = true
+mcq_stability_n_runs = 10
+mcq_stability_temperatures = [0.0, 0.3, 0.7]
+do_llm_judge_stability = true
+llm_judge_stability_n_runs = 4
+target_stability_temperatures = [0.0, 0.7]
+do_mcq_lp_stability = true
+mcq_lp_stability_n_runs = 5
+mcq_lp_stability_temperature = 0.0
+"""
+
+
+def test_earlier_suite_stability_keys_become_sweeps(tmp_path):
+    text = (FIXTURES / "suite_config.toml").read_text() + EARLIER_SUITE_STABILITY
+    loaded = load_config(write(tmp_path, text), environ={})
+    stability = loaded.settings.stability
+    assert stability.enabled
+    assert [(s.method, s.k, s.temperatures) for s in stability.sweeps] == [
+        ("mcq", 10, [0.0, 0.3, 0.7]),
+        ("llm_judge", 4, [0.0, 0.7]),
+        ("mcq_logprob", 5, [0.0]),
+    ]
+
+
+def test_earlier_suite_example_config_with_stability_off_loads(tmp_path):
+    """config.example.toml of the earlier suite: every do_*_stability false -> no sweep."""
+    text = (FIXTURES / "suite_config.toml").read_text() + EARLIER_SUITE_STABILITY.replace("= true", "= false")
+    text = text.replace('[available_models]\njrc = ["llama-3.3-70b-instruct", "gpt-oss-120b"]', "[available_models]\nitems = []")
+    stability = load_config(write(tmp_path, text), environ={}).settings.stability
+    assert not stability.enabled and stability.sweeps == []
+
+
+def test_earlier_suite_stability_keys_are_checked_like_ours(tmp_path):
+    text = EARLIER_SUITE_STABILITY.replace("mcq_stability_n_runs = 10", "mcq_stability_n_runs = 0")
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text), environ={})
+    assert "stability.sweeps.0.k" in str(info.value) and "greater than or equal to 1" in str(info.value)
+
+
+def test_names_are_stripped_and_delimiters_kept(tmp_path):
+    text = (
+        '[models]\ntarget_model = [" m1 ", "m2 "]\njudge_model = " judge "\nforce_target_delimiter = "\\n"\n'
+        '[providers.x]\nbase_url = " https://h.example/v1/ "\ntoken = " tok-12345678 "\nmodel_prefixes = [" gpt- "]\n'
+        '[run]\nrun_key = " key "\n'
+    )
+    s = load_config(write(tmp_path, text), environ={}).settings
+    assert s.models.target_models == ["m1", "m2"] and s.models.judge_model == "judge"
+    assert s.models.force_target_delimiter == "\n"
+    x = s.providers["x"]
+    assert (x.base_url, x.token, x.model_prefixes) == ("https://h.example/v1", "tok-12345678", ["gpt-"])
+    assert s.run.run_key == "key"
+
+
+def test_a_malformed_token_is_never_echoed(tmp_path):
+    path = write(tmp_path, '[providers.x]\nbase_url = "https://h.example/v1"\ntoken = "sk-SECRET-\\u2014-value"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={})
+    assert "providers.x.token" in str(info.value) and "SECRET" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url, token, clean",
+    [
+        ("https://user:pw-secret-1@h.example/v1", "pw-secret-1", "https://h.example/v1"),
+        ("https://tok-secret-2@h.example/v1", "tok-secret-2", "https://h.example/v1"),
+        ("https://h.example/v1?api_key=qk-secret-3", "qk-secret-3", "https://h.example/v1"),
+        ("https://h.example/v1?api-version=2024&key=qk-secret-4", "qk-secret-4", "https://h.example/v1?api-version=2024"),
+    ],
+)
+def test_a_credential_in_base_url_becomes_the_token_with_a_warning(tmp_path, url, token, clean):
+    loaded = load_config(write(tmp_path, f'[providers.x]\nbase_url = "{url}"\n'), environ={})
+    provider = loaded.settings.providers["x"]
+    assert (provider.base_url, provider.token) == (clean, token)
+    assert token in loaded.secrets
+    [warning] = loaded.warnings
+    assert "base_url carries a credential" in warning and "TOKEN_X" in warning and token not in warning
+
+
+def test_a_credential_in_base_url_beside_a_token_is_dropped_from_the_url(tmp_path):
+    text = '[providers.x]\nbase_url = "https://h.example/v1?token=qk-secret-5"\ntoken = "real-token-123"\n'
+    loaded = load_config(write(tmp_path, text), environ={})
+    provider = loaded.settings.providers["x"]
+    assert (provider.base_url, provider.token) == ("https://h.example/v1", "real-token-123")
+    assert "qk-secret-5" in loaded.secrets and "ignored it" in loaded.warnings[0]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote
 
 MASK = "***"
 # Keys whose values are credentials whatever they contain (compared lower-case, '-' as '_').
@@ -57,6 +59,53 @@ def scrub(text: str) -> str:
 
 def is_secret_key(key: object) -> bool:
     return isinstance(key, str) and key.lower().replace("-", "_") in SECRET_KEYS
+
+
+# Query parameters that carry a credential in a URL (`?key=` is Google's, `sig=` Azure's SAS).
+SECRET_QUERY_KEYS = SECRET_KEYS | {"key", "secret", "sig", "signature", "x_api_key", "api_token", "auth"}
+_QUERY_PARAM = re.compile(r"([?&;])([^=&#;]+)=([^&#;]*)")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@]*)@")
+
+
+def _is_secret_param(name: str) -> bool:
+    return unquote(name).lower().replace("-", "_") in SECRET_QUERY_KEYS
+
+
+def redact_url(url: str) -> str:
+    """`url` fit to write or show: no userinfo, credential query values masked.
+
+    A textual rewrite, so it also works on a URL too broken to parse."""
+    url = _USERINFO.sub(r"\1", url, count=1)
+    return _QUERY_PARAM.sub(
+        lambda m: f"{m.group(1)}{m.group(2)}={MASK}" if _is_secret_param(m.group(2)) and m.group(3) else m.group(0), url
+    )
+
+
+def split_url_credentials(url: str) -> tuple[str, list[str]]:
+    """(`url` without userinfo and credential query parameters, the credentials found).
+
+    For `user:password@` the password is the credential (the user name is kept out of the
+    URL too); for a lone `TOKEN@` it is that name.
+    """
+    found: list[str] = []
+    match = _USERINFO.match(url)
+    if match:
+        user, _, password = match.group(2).partition(":")
+        credential = unquote(password or user)
+        if credential:
+            found.append(credential)
+        url = match.group(1) + url[match.end():]
+
+    def drop(m: re.Match[str]) -> str:
+        if _is_secret_param(m.group(2)):
+            if m.group(3):
+                found.append(unquote(m.group(3)))
+            return m.group(1) if m.group(1) == "?" else ""
+        return m.group(0)
+
+    url = _QUERY_PARAM.sub(drop, url)
+    url = re.sub(r"\?&", "?", url).rstrip("?&")
+    return url, found
 
 
 def redact(obj: Any, secrets: Iterable[str]) -> Any:

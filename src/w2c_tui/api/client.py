@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.attempt import Outcome, exchange
+from w2c_tui.api.bad_response import BadAnswerError
 from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
 from w2c_tui.api.pool import ShardedHttp
 from w2c_tui.api.limits import ProviderLimits, shared_limits
@@ -276,7 +277,7 @@ class ApiClient:
                 observer.on_request_start(name)
                 try:
                     with provider.http.client() as http:
-                        outcome = await exchange(http, method, url, sent, expect_choices)
+                        outcome = await exchange(http, method, url, sent, expect_choices, self.timeout_seconds)
                 except BaseException:  # cancelled: still pair the start with an end for in-flight counters
                     observer.on_request_end(name, 0.0, False)
                     raise
@@ -305,6 +306,9 @@ class ApiClient:
 
             cause = outcome.retry_cause
             self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, cause)
+            if outcome.bad_kind is not None:
+                message = f"provider '{name}': {outcome.error}"
+                raise BadAnswerError(name, outcome.status, self._redact(message) or "", url, outcome.bad_kind)
             if cause is None:
                 raise self._permanent_error(provider, outcome, url, model)
             if retries >= self.policy.max_retries:

@@ -24,11 +24,13 @@ class ChatResult:
 def chat_result(data: dict[str, Any], provider: str, latency_ms: float, attempts: int) -> ChatResult:
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list) or not choices:
-        raise BadResponse("the answer has no choices")
-    choice = choices[0] if isinstance(choices[0], dict) else {}
+        raise BadResponse("the answer has no choices", "no_choices")
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise BadResponse(f"the answer's choice is a {type(choice).__name__}, not an object: {_words(choice)}", "not_object")
     message = choice.get("message") or {}
     if not isinstance(message, dict):
-        raise BadResponse(f"the answer's message is a {type(message).__name__}, not an object")
+        raise BadResponse(f"the answer's message is a {type(message).__name__}, not an object: {_words(message)}", "not_object")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
     usage = data.get("usage")
     return ChatResult(
@@ -42,6 +44,26 @@ def chat_result(data: dict[str, Any], provider: str, latency_ms: float, attempts
         latency_ms=latency_ms,
         attempts=attempts,
     )
+
+
+def is_empty_answer(data: Any) -> bool:
+    """A readable chat answer that says nothing: no text (content null, missing or blank) and no tool calls.
+
+    It stays the model's answer (the pipeline scores or coerces it like any other); the run counts it,
+    because a whole run of them usually means a wrong model name or a broken server template.
+    """
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        return False
+    return not _content_text(message.get("content")).strip() and not message.get("tool_calls")
+
+
+def _words(value: Any) -> str:
+    """What the server put there, shortened for a one-line message."""
+    text = " ".join(str(value).split())
+    return repr(text if len(text) <= 200 else text[:199] + "…")
 
 
 def _content_text(content: Any) -> str:

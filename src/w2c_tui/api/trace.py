@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from w2c_tui.jsoncodec import raw_fragment
-from w2c_tui.redaction import redact, redact_text
+from w2c_tui.redaction import redact, redact_text, redact_url
 from w2c_tui.timestamps import utc_now
 
 __all__ = ["CallContext", "RECORD_KEYS", "build_record", "redact", "redact_text"]
@@ -96,10 +96,8 @@ def build_record(
 
 
 def _without_userinfo(url: str) -> str:
-    """https://user:pw@host/v1 -> https://host/v1: credentials in a URL stay out of traces."""
-    scheme, sep, rest = url.partition("://")
-    authority, slash, path = rest.partition("/")
-    return f"{scheme}{sep}{authority.rpartition('@')[2]}{slash}{path}" if sep and "@" in authority else url
+    """https://user:pw@host/v1?key=K -> https://host/v1?key=***: credentials in a URL stay out of traces."""
+    return redact_url(url)
 
 
 def _clean_response(response: Any, raw: bytes | None, raw_is_json: bool, secrets: tuple[str, ...]) -> Any:

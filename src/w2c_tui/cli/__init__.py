@@ -1,7 +1,8 @@
 """The `w2c-tui` command: the app by default, subcommands for servers and scripts.
 
-Exit codes: 0 success, 1 the run did not finish every pipeline, 2 bad input (config,
-data, arguments, unreachable provider) with one readable message.
+Exit codes: 0 success, 1 the run did not finish and a resume can (examples failed, it was
+stopped), 2 anything the user must fix first (config, data, arguments, unreachable provider,
+a pipeline stopped by HTTP 401/403/404) with one readable message that never says "resume".
 """
 
 from __future__ import annotations

@@ -36,6 +36,26 @@ def render(state: RunState) -> list[str]:
     )
     for provider, wait in snap["waits"].items():
         lines.append(f"  waiting {wait['seconds_left']:.0f} s: {wait['cause']} from {provider}")
+    if snap["empty_answers"] or snap["bad_answers"]:
+        bad = ", ".join(f"{kind}×{n}" for kind, n in sorted(snap["bad_answers"].items())) or "none"
+        lines.append(f"  empty answers {snap['empty_answers']}  unreadable answers {bad}")
+    return lines
+
+
+def end_notes(state: RunState) -> list[str]:
+    """Lines for the end of a run: each sort of unreadable answer once, with the server's words,
+    and each pipeline whose answers were mostly empty."""
+    snap = state.snapshot()
+    lines = []
+    for kind, n in sorted(snap["bad_answers"].items()):
+        message = snap["bad_answer_messages"].get(kind, "")
+        lines.append(f"w2c-tui: {n} answer(s) could not be read ({kind}): {message}")
+    for name, p in snap["pipelines"].items():
+        if p["answers"] and p["empty_answers"] * 2 > p["answers"]:
+            lines.append(
+                f"w2c-tui: {p['empty_answers']} of {p['answers']} {name} answers were empty (content null): "
+                "check the model name and the server's log"
+            )
     return lines
 
 

@@ -10,8 +10,9 @@ import sys
 
 from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
 from w2c_tui.cli.common import add_config_argument, load
-from w2c_tui.cli.progress import SIMULATED_NOTE, show_progress
-from w2c_tui.status import CANCELLED, COMPLETE, REFUSED
+from w2c_tui.cli.progress import SIMULATED_NOTE, end_notes, show_progress
+from w2c_tui.redaction import scrub
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, REFUSED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,12 +35,14 @@ def run(args: argparse.Namespace) -> int:
     from w2c_tui.engine.launch import Launch, LaunchError
 
     loaded = load(args)
+    for warning in loaded.warnings:
+        print(f"w2c-tui: {warning}", file=sys.stderr)
     try:
         launch = Launch(
             loaded, run_key=args.run_key, models=args.model, only=args.only, resume_session=args.resume_session
         )
     except LaunchError as exc:
-        print(f"w2c-tui: error: {exc}", file=sys.stderr)
+        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if launch.simulated:
         print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
@@ -47,13 +50,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         outcomes = asyncio.run(_run(launch))
     except LaunchError as exc:
-        print(f"w2c-tui: error: {exc}", file=sys.stderr)
+        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     # A pipeline the server cannot serve was named on stderr before the run; the rest ran.
     refused = any(p.status == REFUSED for state in launch.states.values() for p in state.pipelines.values())
     for outcome in outcomes:
         _print_summary(outcome, simulated=launch.simulated)
+        for note in end_notes(outcome.state):
+            print(note, file=sys.stderr)
         for name, pipeline in outcome.state.snapshot()["pipelines"].items():
             if pipeline["status"] not in (COMPLETE, REFUSED):
                 if pipeline["status"] == CANCELLED:
@@ -61,14 +66,23 @@ def run(args: argparse.Namespace) -> int:
                 else:
                     reason = pipeline["message"] or f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
                 print(f"w2c-tui: {name} {pipeline['status']}: {reason}", file=sys.stderr)
-    if not ok:
+    # A pipeline that stopped on a fatal error (401, 403, 404, a model the server cannot run)
+    # fails the same way again: the user must fix something, a resume alone cannot help.
+    failed = any(status == FAILED for outcome in outcomes for status in outcome.statuses.values())
+    if failed:
+        print(
+            "w2c-tui: a pipeline stopped on an error that would only happen again: fix what it names "
+            "(model name, base_url or token), then run again; rows already written are kept",
+            file=sys.stderr,
+        )
+    elif not ok:
         print(
             f"w2c-tui: not every pipeline finished; run again with --run-key '{launch.run_key}' to resume",
             file=sys.stderr,
         )
     for outcome in outcomes:
         print(outcome.plan.paths.root)
-    if refused:
+    if refused or failed:
         return EXIT_BAD_INPUT
     return EXIT_OK if ok else EXIT_INCOMPLETE
 

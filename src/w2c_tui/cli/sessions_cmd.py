@@ -36,11 +36,19 @@ def sessions(args: argparse.Namespace) -> int:
     print(f"{'run key':<28} {'fingerprint':<16} {'target model':<28} {'status':<9} {'n':>5}  created")
     for s in found:
         tags = ("  [sim]" if s.simulated else "") + ("  [earlier suite]" if s.origin == "earlier-suite" else "")
+        damaged = s.damaged
+        tags += f"  [damaged: {damaged_text(damaged)}]" if damaged else ""
         print(
             f"{s.run_key[:28]:<28} {s.fingerprint:<16} {s.target_model[:28]:<28} {s.status:<9} "
             f"{fmt(s.n_examples):>5}  {s.created_at[:19]}{tags}"
         )
     return 0
+
+
+def damaged_text(reasons: list[str]) -> str:
+    """A session's damage on one line: the first reason, and how many more."""
+    more = len(reasons) - 1
+    return reasons[0] + (f" (+{more} more)" if more > 0 else "")
 
 
 def pipeline_line(exp_name: str, status: str, metrics: dict | None) -> str:
@@ -93,6 +101,8 @@ def show(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise CliError(f"{root}: no such session folder (expected runs/<RUN_KEY>/sessions/<FINGERPRINT>)")
     info = read_session(root)
+    if info.unreadable:
+        raise CliError(f"{root}: damaged session: {'; '.join(info.damaged)}")
     if info.manifest is None and not info.pipelines:
         raise CliError(f"{root}: not a session folder (no manifest.json and no checkpoints/)")
     if args.json:
@@ -115,6 +125,8 @@ def show(args: argparse.Namespace) -> int:
         f"session {info.fingerprint}  run {info.run_key}  target {info.target_model}  status {with_hint(info.status)}"
         + ("  [written by the earlier suite: metrics below are ours, recomputed from its checkpoints]" if earlier else "")
     )
+    if info.damaged:
+        print(f"  damaged: {'; '.join(info.damaged)}")
     endpoint = endpoint_text(info.manifest)
     if endpoint:
         print(f"  {endpoint}")

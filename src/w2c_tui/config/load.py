@@ -6,19 +6,19 @@ named by `token_env`, else `TOKEN_<NAME>`. `RUN_KEY` overrides `[run] run_key`.
 
 from __future__ import annotations
 
+import io
 import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 from pydantic import BaseModel, ValidationError
 
 from w2c_tui.config.errors import ConfigError, nearest, where
-from w2c_tui.config.schema import ProviderSettings, Settings
-from w2c_tui.redaction import register_secrets
+from w2c_tui.config.schema import ProviderSettings, Settings, check_header_token
+from w2c_tui.redaction import is_secret_key, redact_url, register_secrets, split_url_credentials
 
 DEFAULT_CONFIG_NAME = "config.toml"
 # MLflow reads these from the environment (a .env file counts too, see tracking.export_mlflow_environment).
@@ -31,6 +31,10 @@ class LoadedConfig:
     path: Path | None  # None: embedded defaults, no file
     base_dir: Path  # relative paths in the file are relative to this folder
     environ: dict[str, str] = field(default_factory=dict, repr=False)
+    # What the user should know but need not fix now (a credential moved out of a URL).
+    warnings: list[str] = field(default_factory=list)
+    # Credentials taken out of base URLs at load: secrets, though no longer in any URL.
+    url_credentials: list[str] = field(default_factory=list, repr=False)
 
     @property
     def embedded(self) -> bool:
@@ -49,8 +53,10 @@ class LoadedConfig:
     def secrets(self) -> list[str]:
         """Provider tokens and MLflow credentials: never written, logged or shown."""
         tokens = [p.token for p in self.settings.providers.values() if p.token]
-        # A password in a base_url (https://user:password@host) is a credential too.
-        tokens += [password for p in self.settings.providers.values() if (password := urlsplit(p.base_url).password)]
+        # A credential in a base_url (https://user:password@host, ?api_key=...) is a secret too.
+        tokens += self.url_credentials
+        for provider in self.settings.providers.values():
+            tokens += split_url_credentials(provider.base_url)[1]
         return tokens + [self.environ[k] for k in MLFLOW_SECRET_VARIABLES if self.environ.get(k)]
 
 
@@ -85,8 +91,10 @@ def load_config(
     if config_path is not None:
         try:
             text = config_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{config_path}: cannot be read ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{config_path}: {not_text(exc)}; save it as UTF-8 TOML") from None
+        except OSError as exc:
+            raise ConfigError(f"{config_path}: cannot be read ({exc.strerror or exc})") from None
         try:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -95,8 +103,9 @@ def load_config(
     base_dir = (config_path.parent if config_path else cwd).resolve()
     env = _environment(base_dir, environ)
     settings = validate(raw, config_path, text)
-    _apply_environment(settings, env)
+    _apply_environment(settings, env, base_dir / ".env")
     loaded = LoadedConfig(settings=settings, path=config_path, base_dir=base_dir, environ=env)
+    _move_url_credentials(loaded)
     register_secrets(loaded.secrets)
     return loaded
 
@@ -106,7 +115,13 @@ def _environment(base_dir: Path, environ: Mapping[str, str] | None) -> dict[str,
     merged: dict[str, str] = {}
     dotenv = base_dir / ".env"
     if dotenv.is_file():
-        merged.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
+        try:
+            text = dotenv.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{dotenv}: {not_text(exc)}; save it as UTF-8 lines of NAME=value") from None
+        except OSError as exc:
+            raise ConfigError(f"{dotenv}: cannot be read ({exc.strerror or exc})") from None
+        merged.update({k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None})
     merged.update(os.environ if environ is None else environ)
     return merged
 
@@ -132,7 +147,10 @@ def _explain(exc: ValidationError, path: Path | None, text: str) -> str:
     if error["type"] == "missing":
         return f"{place}: required key is missing; add it (see config.example.toml)"
     given = error.get("input")
-    shown = "" if isinstance(given, (dict, list)) else f" (got {given!r})"
+    if isinstance(given, (dict, list)) or is_secret_key(loc[-1] if loc else None):
+        shown = ""  # a token's value is never echoed, even a malformed one
+    else:
+        shown = f" (got {redact_url(given)!r})" if isinstance(given, str) else f" (got {given!r})"
     message = error["msg"].removeprefix("Value error, ")
     return f"{place}: {message}{shown}"
 
@@ -160,10 +178,51 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _apply_environment(settings: Settings, env: Mapping[str, str]) -> None:
+def not_text(exc: UnicodeDecodeError) -> str:
+    """'is not UTF-8 text (byte 0xff at offset 3)' for a binary or mis-encoded file."""
+    return f"is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+
+
+def _apply_environment(settings: Settings, env: Mapping[str, str], dotenv: Path) -> None:
     run_key = env.get("RUN_KEY", "").strip()
     if run_key:
         settings.run.run_key = run_key
     for name, provider in settings.providers.items():
         if not provider.token:
-            provider.token = env.get(token_variable(name, provider), "").strip()
+            variable = token_variable(name, provider)
+            token = env.get(variable, "").strip()
+            problem = check_header_token(token)
+            if problem:
+                raise ConfigError(
+                    f"{variable} (from {dotenv} or the environment): the token for provider '{name}' {problem}; "
+                    "set it again, on one line"
+                )
+            provider.token = token
+
+
+def _move_url_credentials(loaded: LoadedConfig) -> None:
+    """A credential written into a base_url goes into the Authorization header instead.
+
+    `http://TOKEN@host/v1`, `http://user:TOKEN@host/v1` and `…/v1?api_key=TOKEN` become the
+    provider's token (unless one is set) and leave the URL, so no URL we write or show can
+    carry it; the user is told once to move it to .env.
+    """
+    for name, provider in loaded.settings.providers.items():
+        clean, found = split_url_credentials(provider.base_url)
+        if not found:
+            continue
+        loaded.url_credentials.extend(found)
+        variable = token_variable(name, provider)
+        if provider.token:
+            note = "ignored it (a token is set)"
+        else:
+            problem = check_header_token(found[-1])
+            if problem:
+                raise ConfigError(f"{where(loaded.path, '', ('providers', name, 'base_url'))}: the credential in the URL {problem}")
+            provider.token = found[-1]
+            note = "sent it as the Authorization header instead"
+        provider.base_url = clean
+        loaded.warnings.append(
+            f"warning: [providers.{name}] base_url carries a credential; w2c-tui {note} and never writes it. "
+            f"Move it to {variable} in .env and remove it from the URL"
+        )

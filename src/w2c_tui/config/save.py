@@ -1,60 +1,141 @@
-"""Write settings back to config.toml with tomlkit, keeping the user's comments and order.
+"""Write settings back to config.toml in place with tomlkit, touching only what changed.
 
-Only values that differ from what the file says (or from the defaults, for keys the file
-does not have) are touched. Tokens are never written: they belong in .env.
+The file is edited, never regenerated: only values that differ between the settings to save
+and `loaded_as` (the settings as the file last gave them) are written, so unknown keys,
+tables, comments and order stay as the user left them. A file that exists but does not load
+is never written over (its content is not what the settings were read from). Tokens are
+never written: they belong in .env.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import tomlkit
-from tomlkit.items import Table
 
-from w2c_tui.config.schema import Settings
+from w2c_tui.config.errors import ConfigError
+from w2c_tui.config.load import validate
+from w2c_tui.config.schema import ProviderSettings, Settings
 
-_NEVER_WRITTEN = {"token"}
-# Tables keyed by names the user chooses: a name gone from the settings is removed from the file.
-_NAMED_TABLES = {"providers"}
+# Per provider: a token read from .env lives only in memory; one already in the file is left there.
+_PROVIDER_KEYS_NEVER_WRITTEN = {"token"}
+_MISSING = object()
 
 
-def save_settings(settings: Settings, path: str | Path) -> Path:
+def save_settings(
+    settings: Settings,
+    path: str | Path,
+    *,
+    loaded_as: Settings | None = None,
+    renamed: Mapping[str, str] | None = None,
+) -> Path:
+    """Write into `path` the values of `settings` that differ from `loaded_as`.
+
+    Without `loaded_as` the file's own settings are the baseline (defaults for a new file).
+    `renamed` maps a provider's name in the file to its new name: its table moves with what
+    the form does not show (a token written there, comments). Raises ConfigError, writing
+    nothing, when the file exists but does not load.
+    """
     path = Path(path)
-    document = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
-    defaults = Settings().model_dump(mode="json")
-    _merge(document, settings.model_dump(mode="json"), defaults)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(tomlkit.dumps(document), encoding="utf-8")
-    tmp.replace(path)
+    target = path.resolve() if path.is_symlink() else path  # edit the file a link points to, keep the link
+    try:
+        original = target.read_text(encoding="utf-8") if target.exists() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} was not saved: it cannot be read ({exc})") from None
+    on_disk = _settings_of(original, path) if original is not None else Settings()
+    baseline = loaded_as if loaded_as is not None else on_disk
+
+    document = tomlkit.parse(original) if original is not None else tomlkit.document()
+    new, old = settings.model_dump(mode="json"), baseline.model_dump(mode="json")
+    providers_new, providers_old = new.pop("providers"), old.pop("providers")
+    _write_changes(document, new, old)
+    _write_provider_changes(document, providers_new, providers_old, dict(renamed or {}))
+
+    text = tomlkit.dumps(document)
+    if text == original:
+        return path  # nothing changed: the file is not touched at all
+    _settings_of(text, path, checking_result=True)
+    _replace(target, text)
     return path
 
 
-def _merge(table: Any, values: dict[str, Any], defaults: dict[str, Any] | None) -> None:
-    for key in _NAMED_TABLES & set(values):
-        if key in table and hasattr(table[key], "items"):
-            for name in [n for n in table[key] if n not in values[key]]:
-                del table[key][name]
-    for key, value in values.items():
-        if key in _NEVER_WRITTEN:
+def _settings_of(text: str, path: Path, *, checking_result: bool = False) -> Settings:
+    """The settings `text` holds, or a ConfigError saying why the file is left alone."""
+    try:
+        return validate(tomllib.loads(text), path, text)
+    except (tomllib.TOMLDecodeError, ConfigError) as exc:
+        if checking_result:
+            raise ConfigError(f"{path} was not saved: the edited file would not load ({exc})") from None
+        why = f"it does not load as it is ({exc}); fix it in an editor first"
+        raise ConfigError(f"{path} was not saved: {why}") from None
+
+
+def _write_changes(table: Any, new: dict[str, Any], old: dict[str, Any]) -> None:
+    """Set in `table` each value of `new` that differs from `old`, recursing into sections."""
+    for key, value in new.items():
+        before = old.get(key, _MISSING)
+        if value == before:
             continue
-        default = (defaults or {}).get(key)
-        if isinstance(value, dict):
+        if isinstance(value, dict) and isinstance(before, dict):
             if key not in table:
-                if value == default or not value:
-                    continue
                 table[key] = tomlkit.table()
-            child = table[key]
-            if isinstance(child, (Table, dict)) or hasattr(child, "items"):
-                _merge(child, value, default if isinstance(default, dict) else None)
+            _write_changes(table[key], value, before)
             continue
+        table[key] = value
+    # A name gone from a user-named table ([debug], [available_models]) goes from the file too.
+    for key in old.keys() - new.keys():
         if key in table:
-            if _plain(table[key]) != value:
-                table[key] = value
-        elif value != default and value is not None:
-            table[key] = value
-    return None
+            del table[key]
 
 
-def _plain(item: Any) -> Any:
-    return item.unwrap() if hasattr(item, "unwrap") else item
+def _write_provider_changes(
+    document: Any, new: dict[str, dict], old: dict[str, dict], renamed: dict[str, str]
+) -> None:
+    """Remove the providers removed, add the ones added, edit the fields changed; never a token."""
+    new = {name: _without_token(fields) for name, fields in new.items()}
+    old = {name: _without_token(fields) for name, fields in old.items()}
+    if new == old:
+        return
+    if "providers" not in document:
+        document["providers"] = tomlkit.table(is_super_table=True)
+    providers = document["providers"]
+    for before, after in renamed.items():
+        moved = before in old and before not in new and after in new and after not in old
+        if moved and before in providers and after not in providers:
+            table = providers[before]
+            del providers[before]
+            providers[after] = table
+            old[after] = old.pop(before)
+    for name in old.keys() - new.keys():
+        if name in providers:
+            del providers[name]
+    for name, fields in new.items():
+        if name not in providers:
+            providers[name] = tomlkit.table()
+        _write_changes(providers[name], fields, old.get(name, _provider_defaults()))
+
+
+def _without_token(fields: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if k not in _PROVIDER_KEYS_NEVER_WRITTEN}
+
+
+def _provider_defaults() -> dict[str, Any]:
+    """A new provider's table holds only the fields that differ from these."""
+    return {
+        name: info.get_default(call_default_factory=True)
+        for name, info in ProviderSettings.model_fields.items()
+        if not info.is_required() and name not in _PROVIDER_KEYS_NEVER_WRITTEN
+    }
+
+
+def _replace(target: Path, text: str) -> None:
+    """Write atomically, keeping the file's permissions (a config may be private)."""
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    if target.exists():
+        shutil.copymode(target, tmp)
+    os.replace(tmp, target)

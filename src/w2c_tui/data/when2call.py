@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.labels import LABELS
+from w2c_tui.readable_file import unreadable_reason
 
 BUNDLED_PATH = Path(__file__).parent / "bundled" / "when2call_test_llm_judge.jsonl"
 
@@ -119,13 +120,27 @@ def load_examples(path: str | Path | None = None) -> list[Example]:
         raise DataError(f"{path}: dataset file not found; set [data] eval_data_path or run `w2c-tui data download`")
     if path.is_dir():
         raise DataError(f"{path}: is a folder; [data] eval_data_path must name a .jsonl file")
+    reason = unreadable_reason(path)
+    if reason:  # a FIFO or a device would block or never end: refuse before opening
+        raise DataError(f"{path}: the dataset {reason}; [data] eval_data_path must name a readable .jsonl file")
+    try:
+        return _read_examples(path)
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the dataset ({exc.strerror or type(exc).__name__})") from None
+
+
+def _read_examples(path: Path) -> list[Example]:
     examples: list[Example] = []
     seen: dict[str, int] = {}
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    with path.open("rb") as fh:  # bytes, decoded per line, so a bad byte is reported with its line
+        for lineno, raw in enumerate(fh, start=1):
+            where = f"{path}:{lineno}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{where}: not UTF-8 text ({exc.reason}); save the dataset as UTF-8") from None
             if not line.strip():
                 continue
-            where = f"{path}:{lineno}"
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:

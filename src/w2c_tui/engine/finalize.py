@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from w2c_tui.data import Example
@@ -9,8 +10,12 @@ from w2c_tui.metrics import compute_metrics
 from w2c_tui.pipelines.kind_code import resolve
 from w2c_tui.store.kinds import kind_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
-from w2c_tui.store.jsonl import write_json_atomic
+from w2c_tui.store.jsonl import read_keyed, write_json_atomic
 from w2c_tui.store.layout import AUDIT_SUMMARY_FILE, SessionPaths
+from w2c_tui.store.session_checks import check_metrics, disagreement, read_document
+
+# A UUID written twice in a primary checkpoint with different labels; the last row wins.
+DUPLICATE_LABEL_CONFLICT = "duplicate_uuid_label_conflict"
 
 
 def metrics_for(
@@ -78,3 +83,43 @@ def write_summaries(
     write_json_atomic(paths.metrics_file(exp_name), metrics)
     write_json_atomic(paths.artifacts(exp_name) / AUDIT_SUMMARY_FILE, audit_summary)
     return audit_summary
+
+
+def audit_label_conflicts(primary: Path, label_of, audit: AuditLog) -> int:
+    """Audit every UUID the checkpoint holds twice with different labels (once per UUID and kept label)."""
+    conflicts: dict[str, tuple[str | None, str | None]] = {}
+
+    def on_duplicate(uuid: str, earlier: dict[str, Any], later: dict[str, Any]) -> None:
+        first, kept = label_of(earlier), label_of(later)
+        if first != kept or uuid in conflicts:
+            conflicts[uuid] = (conflicts.get(uuid, (first,))[0], kept)
+
+    read_keyed(primary, on_duplicate=on_duplicate)
+    seen = {
+        (e.get("uuid"), (e.get("details") or {}).get("kept"))
+        for e in read_events(audit.path)
+        if e.get("fallback_type") == DUPLICATE_LABEL_CONFLICT
+    }
+    emitted = 0
+    for uuid, (earlier, kept) in conflicts.items():
+        if earlier == kept or (uuid, kept) in seen:
+            continue
+        audit.emit(
+            DUPLICATE_LABEL_CONFLICT,
+            uuid=uuid,
+            stage="finalize",
+            severity="warning",
+            details={"earlier": earlier, "kept": kept, "rule": "last row written wins", "file": primary.name},
+        )
+        emitted += 1
+    return emitted
+
+
+def metrics_stale(paths: SessionPaths, exp_name: str, rows: dict[str, dict[str, Any]], label_of) -> bool:
+    """Whether metrics.json is missing, unusable or does not describe these rows (then finalize again)."""
+    stored, _why = read_document(paths.metrics_file(exp_name))
+    if stored is None or check_metrics(stored)[1]:
+        return True
+    kind = kind_of(exp_name)
+    check_labels = kind is not None and kind.summary is None
+    return disagreement(stored, [label_of(row) for row in rows.values()], check_labels=check_labels) is not None

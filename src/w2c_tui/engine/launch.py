@@ -11,6 +11,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
 
 from w2c_tui import __version__
 from w2c_tui.api import ApiClient, ProviderSettings, RetryPolicy, route
@@ -26,7 +27,7 @@ from w2c_tui.engine.plan import PlanError, SessionPlan, plan_sessions, resolve_r
 from w2c_tui.engine.resume import find_session, retarget
 from w2c_tui.engine.runner import SessionRunner
 from w2c_tui.engine.state import RunState
-from w2c_tui.redaction import Redactor
+from w2c_tui.redaction import Redactor, redact_url
 from w2c_tui.status import REFUSED
 from w2c_tui.store import kinds
 from w2c_tui.store.audit import AuditContext, AuditLog
@@ -37,6 +38,22 @@ from w2c_tui.tracking import track_session
 
 class LaunchError(ValueError):
     """The launch cannot start; the message names what to fix."""
+
+
+# Endpoint paths users paste into base_url, which the client appends itself.
+_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/models")
+
+
+def base_url_hint(base_url: str) -> str:
+    """What to try in [providers] base_url when GET /models finds nothing there."""
+    clean = redact_url(base_url).rstrip("/")
+    path = urlsplit(clean).path.rstrip("/")
+    for suffix in _ENDPOINT_SUFFIXES:
+        if path.endswith(suffix):
+            return f"base_url should stop before {suffix}: try base_url = \"{clean[: -len(suffix)]}\""
+    if not path.endswith("/v1") and "/v1/" not in path + "/":
+        return f"check base_url: is /v1 missing? try base_url = \"{clean}/v1\""
+    return "check base_url (it should be the API root that serves /models and /chat/completions)"
 
 
 @dataclass
@@ -119,6 +136,12 @@ class Launch:
                 raise LaunchError(
                     f"provider '{provider.name}' rejected the token (HTTP {listing.status}); "
                     f"check {provider.token_env_hint}"
+                )
+            if listing.status in (404, 405, 410):
+                # Every request of the run would fail the same way; a resume cannot help.
+                raise LaunchError(
+                    f"provider '{provider.name}' at {redact_url(provider.base_url)} lists no models "
+                    f"(GET /models gave HTTP {listing.status}); {base_url_hint(provider.base_url)}"
                 )
             kind = listing.content_type
             if listing.status == 200 and "json" not in kind:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from w2c_tui.api.compat import CHAT_ENDPOINT
+from w2c_tui.api.results import is_empty_answer
 from w2c_tui.api.trace import CallContext
 from w2c_tui.engine.state import RunState
 from w2c_tui.store.audit import AuditLog
@@ -30,6 +32,8 @@ class SessionObserver:
         self._target, self._on_target_answer = model, callback
 
     def on_response(self, provider: str, endpoint: str, model: str | None, data: Any, headers: Any, ctx: Any) -> None:
+        if endpoint == CHAT_ENDPOINT:
+            self.state.on_chat_answer(getattr(ctx, "exp_name", None), is_empty_answer(data))
         callback = self._on_target_answer
         if callback is None or model != self._target or endpoint not in GENERATION_ENDPOINTS:
             return

@@ -11,7 +11,7 @@ from w2c_tui.api import ApiClient, MissingTokenError, PermanentApiError, Retries
 from w2c_tui.api.bad_response import BadResponse
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data import Example
-from w2c_tui.engine.finalize import metrics_for, write_summaries
+from w2c_tui.engine.finalize import audit_label_conflicts, metrics_for, metrics_stale, write_summaries
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import PipelineProgress, RunState
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
@@ -120,7 +120,13 @@ class SessionRunner:
                     progress.record(example.correct_answer, pipeline.label_of(row))
                     progress.resumed += 1
             pending = [e for e in examples if e.uuid not in finished]
-            if not pending and is_done(self.plan.paths, pipeline.exp_name) and self.plan.paths.metrics_file(pipeline.exp_name).exists():
+            wanted = {e.uuid for e in examples}
+            planned_rows = {u: r for u, r in finished.items() if u in wanted}
+            if (
+                not pending
+                and is_done(self.plan.paths, pipeline.exp_name)
+                and not metrics_stale(self.plan.paths, pipeline.exp_name, planned_rows, pipeline.label_of)
+            ):
                 progress.status = COMPLETE
                 return
             progress.status = RUNNING
@@ -220,6 +226,8 @@ class SessionRunner:
         paths = self.plan.paths
         rows = pipeline.finished_rows()
         wanted = {e.uuid for e in self.plan.examples}
+        primary = paths.checkpoint_file(pipeline.exp_name, pipeline.primary_file)
+        audit_label_conflicts(primary, pipeline.label_of, pipeline.ctx.audit)
         complete = wanted <= rows.keys()
         metrics = metrics_for(
             pipeline.exp_name,

@@ -31,6 +31,8 @@ class PipelineProgress:
     finished_at: float | None = None
     correct: int = 0
     scored: int = 0
+    answers: int = 0  # readable chat answers the pipeline got (target and judge alike)
+    empty_answers: int = 0  # of those, answers with no text and no tool call (content null)
     confusion: list[list[int]] = field(default_factory=lambda: [[0] * 4 for _ in LABELS])
     _finish_times: deque = field(default_factory=lambda: deque(maxlen=4096), repr=False)
 
@@ -92,6 +94,11 @@ class RunState:
         self.events: deque[dict[str, Any]] = deque(maxlen=1000)
         self.event_count = 0
         self.compat: list[str] = []
+        self.empty_answers = 0
+        # Answers that are no answer (a web page, a redirect, a string for an object), by kind,
+        # with the first one's message: said once per kind, never once per request.
+        self.bad_answers: Counter[str] = Counter()
+        self.bad_answer_messages: dict[str, str] = {}
         self.mlflow_ids: dict[str, Any] | None = None
         self.first_request_at: float | None = None
         # queued -> evaluating -> tracking (MLflow) -> finished
@@ -138,6 +145,19 @@ class RunState:
             self.tokens_in += prompt_tokens
             self.tokens_out += completion_tokens
 
+    def on_chat_answer(self, exp_name: str | None, empty: bool) -> None:
+        with self._lock:
+            progress = self.pipelines.get(exp_name) if exp_name else None
+            if progress is not None:
+                progress.answers += 1
+                progress.empty_answers += empty
+            self.empty_answers += empty
+
+    def on_bad_answer(self, kind: str, message: str) -> None:
+        with self._lock:
+            self.bad_answers[kind] += 1
+            self.bad_answer_messages.setdefault(kind, message)
+
     def on_compat(self, provider: str, kind: str, details: str) -> None:
         with self._lock:
             self.compat.append(f"{provider}: {kind}")
@@ -171,6 +191,8 @@ class RunState:
                     "accuracy": p.accuracy(),
                     "macro_f1": p.macro_f1(),
                     "confusion": [row[:] for row in p.confusion],
+                    "answers": p.answers,
+                    "empty_answers": p.empty_answers,
                 }
             return {
                 "label": self.label,
@@ -198,6 +220,9 @@ class RunState:
                 "event_count": self.event_count,
                 "recent_events": list(self.events)[-50:],
                 "compat": list(self.compat),
+                "empty_answers": self.empty_answers,
+                "bad_answers": dict(self.bad_answers),
+                "bad_answer_messages": dict(self.bad_answer_messages),
             }
 
 

@@ -7,12 +7,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from w2c_tui.status import COMPLETE, FAILED, PARTIAL, normalize, session_status
-from w2c_tui.store import earlier_suite
+from w2c_tui.store import earlier_suite, kinds
 from w2c_tui.store.dataset_lookup import SessionDataset
-from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
+from w2c_tui.store.session_checks import check_manifest, check_metrics, disagreement, read_document
 
 _UNSET: Any = object()
+
+# A session none of whose pipelines could be read (operations guide §11a).
+DAMAGED = "damaged"
 
 
 class PipelineInfo:
@@ -30,6 +33,7 @@ class PipelineInfo:
         stored: dict[str, Any] | None = None,
         planned: Callable[[], set[str]] | None = None,
         dataset: SessionDataset | None = None,
+        reasons: list[str] | None = None,
     ) -> None:
         self.exp_name = exp_name
         self.done = done
@@ -42,6 +46,66 @@ class PipelineInfo:
         self._metrics = metrics
         self._rows: dict[str, dict[str, Any]] | None = None
         self._audit: dict[str, Any] | None = None
+        self._done_record: Any = _UNSET
+        self._checked = origin == earlier_suite.ORIGIN_EARLIER  # ours: metrics checked against the rows once
+        self._reasons = list(reasons or [])  # why this pipeline's files cannot be taken as written
+
+    @property
+    def reasons(self) -> list[str]:
+        """What is damaged or stale in this pipeline's files (checked against the rows on first use)."""
+        self._check()
+        return self._reasons
+
+    def _check(self) -> None:
+        """Rows on disk are the truth: `_DONE.json` without its rows is partial, stale metrics are recomputed."""
+        if self._checked:
+            return
+        self._checked = True
+        stored = None if self._metrics is _UNSET else self._metrics
+        n_rows = len(self.rows)
+        done_says = (self.done_record or {}).get("n_examples")
+        if self.done and (n_rows == 0 or (isinstance(done_says, int) and n_rows < done_says)):
+            self.done = False
+            self._reasons.append(f"_DONE.json says done, the checkpoint holds {n_rows} rows: partial")
+        if stored is None and not self._reasons:
+            return  # no metrics.json yet (a pipeline still running): nothing to compare
+        kind = kinds.kind_of(self.exp_name)
+        labels = [kinds.label_of(self.exp_name, row) for row in self.rows.values()]
+        stale = disagreement(stored, labels, check_labels=kind is not None and kind.summary is None) if stored else None
+        if stored is not None and not stale and not self._reasons:
+            return
+        self._metrics = self._recomputed(stored)
+        self._reasons.append(f"stale, recomputed from the rows: {stale}" if stale else "metrics recomputed from the rows")
+
+    def _recomputed(self, stored: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Metrics from the checkpoint rows, planned as metrics.json or `_DONE.json` said."""
+        if self.paths is None:
+            return stored
+        planned = next(
+            (n for n in ((stored or {}).get("n_planned"), (self.done_record or {}).get("n_examples")) if isinstance(n, int)),
+            None,
+        )
+        try:
+            metrics = earlier_suite.recompute(self.manifest, self.paths, self.exp_name, self.rows, examples_from=self._dataset)
+        except Exception as exc:  # noqa: BLE001 - rows of any shape: say so instead of failing the reader
+            self._reasons.append(f"rows could not be scored ({type(exc).__name__}: {exc})")
+            return None
+        if metrics is None:
+            self._reasons.append("dataset not found: metrics cannot be recomputed")
+            return None
+        metrics.pop("origin", None)
+        if planned is not None and planned >= int(metrics.get("n_obtained") or 0):
+            metrics["n_planned"] = planned
+            metrics["n_missing_predictions"] = planned - int(metrics.get("n_obtained") or 0)
+        metrics["recomputed_from_rows"] = True
+        return metrics
+
+    @property
+    def done_record(self) -> dict[str, Any] | None:
+        """The pipeline's `_DONE.json` (None when absent or unusable), read once."""
+        if self._done_record is _UNSET:
+            self._done_record = read_document(self.paths.done_file(self.exp_name))[0] if self.paths else None
+        return self._done_record
 
     @property
     def rows(self) -> dict[str, dict[str, Any]]:
@@ -49,11 +113,16 @@ class PipelineInfo:
         if self._rows is None:
             from w2c_tui.store.checkpoints import primary_rows
 
-            self._rows = primary_rows(self.paths.root, self.exp_name) if self.paths else {}
+            try:
+                self._rows = primary_rows(self.paths.root, self.exp_name) if self.paths else {}
+            except OSError as exc:
+                self._rows = {}
+                self._reasons.append(f"checkpoint unreadable ({exc.strerror or exc})")
         return self._rows
 
     @property
     def metrics(self) -> dict[str, Any] | None:
+        self._check()
         if self._metrics is _UNSET:
             self._metrics = None
             if self.origin == earlier_suite.ORIGIN_EARLIER and self.paths is not None:
@@ -65,6 +134,7 @@ class PipelineInfo:
 
     @property
     def status(self) -> str:
+        self._check()
         if self.done:
             return COMPLETE
         stored = (self._metrics or {}).get("status") if self._metrics is not _UNSET else None
@@ -91,7 +161,11 @@ class PipelineInfo:
         if self._audit is None:
             from w2c_tui.store.audit import read_events, summarize
 
-            events = read_events(self.paths.audit_file(self.exp_name)) if self.paths else []
+            try:
+                events = read_events(self.paths.audit_file(self.exp_name)) if self.paths else []
+            except OSError as exc:
+                events = []
+                self._reasons.append(f"audit file unreadable ({exc.strerror or exc})")
             self._audit = summarize(events, self.rows.keys())
         return self._audit
 
@@ -102,6 +176,8 @@ class SessionInfo:
     manifest: dict[str, Any] | None
     pipelines: list[PipelineInfo] = field(default_factory=list)
     origin: str = earlier_suite.ORIGIN_OURS
+    # Why parts of it cannot be read as written ("manifest.json: not JSON"); see `damaged`.
+    problems: list[str] = field(default_factory=list)
     # Its When2Call examples, resolved once for every reader of this session.
     dataset: SessionDataset = field(init=False, repr=False)
 
@@ -113,19 +189,30 @@ class SessionInfo:
         return self.paths.run_key
 
     @property
+    def damaged(self) -> list[str]:
+        """Every reason this session is damaged, its pipelines' included ([] when it reads cleanly)."""
+        return self.problems + [f"{p.exp_name}: {reason}" for p in self.pipelines for reason in p.reasons]
+
+    @property
+    def unreadable(self) -> bool:
+        """Nothing of it could be read: no manifest and no pipeline, but a reason."""
+        return bool(self.problems) and self.manifest is None and not self.pipelines
+
+    @property
     def fingerprint(self) -> str:
         return self.paths.fingerprint
 
     def _config(self, section: str, key: str) -> Any:
         config = (self.manifest or {}).get("config") or {}
         # The earlier suite's manifest holds a flat sanitized config (config.target_model).
-        return (config.get(section) or {}).get(key) or config.get(key)
+        table = config.get(section)
+        return (table.get(key) if isinstance(table, dict) else None) or config.get(key)
 
     @property
     def target_model(self) -> str:
         value = (self.manifest or {}).get("target_model") or self._config("models", "target_model")
         if isinstance(value, list):
-            value = ", ".join(value)
+            value = ", ".join(str(v) for v in value)
         return str(value or "?")
 
     @property
@@ -162,13 +249,15 @@ class SessionInfo:
     def n_examples(self) -> int | None:
         """Examples planned per pipeline."""
         value = (self.manifest or {}).get("n_examples")
-        if value is not None:
-            return int(value)
+        if isinstance(value, int):
+            return value
         counts = [p.n_planned for p in self.pipelines]
         return max((c for c in counts if isinstance(c, int)), default=None)
 
     @property
     def status(self) -> str:
+        if self.problems and not self.pipelines:  # e.g. checkpoints/ that cannot be listed
+            return DAMAGED
         if self.manifest is None and not self.pipelines:
             return FAILED
         return session_status(p.status for p in self.pipelines)
@@ -192,19 +281,34 @@ class SessionInfo:
             "n_examples": self.n_examples,
             "simulated": self.simulated,
             "pipelines": {p.exp_name: p.status for p in self.pipelines},
+            "damaged": self.damaged,
         }
 
 
 def read_session(root: Path) -> SessionInfo:
+    """One session as far as it can be read; what cannot be is in `damaged`, never raised."""
     paths = SessionPaths(Path(root))
-    manifest = read_json(paths.manifest)
+    try:
+        return _read_session(paths)
+    except Exception as exc:  # noqa: BLE001 - one session's damage must not hide the others
+        return SessionInfo(paths, None, problems=[f"unreadable: {type(exc).__name__}: {exc}"])
+
+
+def _read_session(paths: SessionPaths) -> SessionInfo:
+    problems: list[str] = []
+    manifest, reason = read_document(paths.manifest)
+    problems += [reason] if reason else []
+    if manifest is not None:
+        manifest, reasons = check_manifest(manifest)
+        problems += reasons
+    exp_names = _exp_names(paths, problems)
     origin = earlier_suite.ORIGIN_EARLIER if earlier_suite.is_earlier_suite(paths, manifest) else earlier_suite.ORIGIN_OURS
-    info = SessionInfo(paths, manifest, origin=origin)
+    info = SessionInfo(paths, manifest, origin=origin, problems=problems)
 
     def planned() -> set[str]:
         return set().union(*(p.rows.keys() for p in info.pipelines))
 
-    for exp_name in paths.exp_names():
+    for exp_name in exp_names:
         done = paths.done_file(exp_name).exists()
         if origin == earlier_suite.ORIGIN_EARLIER:
             pipeline = PipelineInfo(
@@ -212,10 +316,33 @@ def read_session(root: Path) -> SessionInfo:
                 stored=earlier_suite.read_stored(paths, exp_name), planned=planned, dataset=info.dataset,
             )
         else:
-            metrics = read_json(paths.artifacts(exp_name) / METRICS_FILE)
-            pipeline = PipelineInfo(exp_name, done, metrics, paths=paths, manifest=manifest)
+            metrics, reason = read_document(paths.artifacts(exp_name) / METRICS_FILE)
+            reasons = [reason] if reason else []
+            if metrics is not None:
+                metrics, wrong = check_metrics(metrics)
+                if wrong:  # scored again from the rows rather than shown with holes
+                    reasons += wrong
+                    metrics = None
+            pipeline = PipelineInfo(
+                exp_name, done, metrics, paths=paths, manifest=manifest, dataset=info.dataset, reasons=reasons
+            )
         info.pipelines.append(pipeline)
     return info
+
+
+def _exp_names(paths: SessionPaths, problems: list[str]) -> list[str]:
+    """The pipeline folders under checkpoints/; a folder that cannot be listed is a reason."""
+    folder = paths.root / "checkpoints"
+    if not folder.exists():
+        return []
+    if not folder.is_dir():
+        problems.append("checkpoints: a file where a folder belongs")
+        return []
+    try:
+        return sorted(p.name for p in folder.iterdir() if p.is_dir())
+    except OSError as exc:
+        problems.append(f"checkpoints: unreadable ({exc.strerror or exc})")
+        return []
 
 
 def session_started(root: Path) -> bool:
@@ -228,9 +355,31 @@ def list_sessions(workdir: Path, *, warm: bool = False) -> list[SessionInfo]:
     runs = Path(workdir) / "runs"
     sessions = []
     if runs.is_dir():
-        for session_dir in runs.glob("*/sessions/*"):
-            if session_dir.is_dir():
-                info = read_session(session_dir)
-                sessions.append(info.warm() if warm else info)
+        for session_dir in _session_dirs(runs):
+            info = read_session(session_dir)
+            sessions.append(_warmed(info) if warm else info)
     sessions.sort(key=lambda s: (s.created_at, s.run_key), reverse=True)
     return sessions
+
+
+def _session_dirs(runs: Path) -> list[Path]:
+    """runs/*/sessions/* folders; a run folder that cannot be listed is skipped, not fatal."""
+    found = []
+    try:
+        run_dirs = sorted(runs.iterdir())
+    except OSError:
+        return []
+    for run_dir in run_dirs:
+        try:
+            found += [d for d in (run_dir / "sessions").iterdir() if d.is_dir()]
+        except OSError:
+            continue  # no sessions/ folder, or one that cannot be read
+    return found
+
+
+def _warmed(info: SessionInfo) -> SessionInfo:
+    try:
+        return info.warm()
+    except Exception as exc:  # noqa: BLE001 - a session whose files fail late still lists
+        info.problems.append(f"unreadable: {type(exc).__name__}: {exc}")
+        return info

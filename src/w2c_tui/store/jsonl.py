@@ -113,12 +113,23 @@ def iter_rows(path: Path, on_bad: Callable[[BadLine], None] | None = None) -> It
         yield row
 
 
-def read_keyed(path: Path, key: str = "uuid", on_bad: Callable[[BadLine], None] | None = None) -> dict[str, dict[str, Any]]:
-    """Rows keyed by `key`, last write wins (resume appends newer rows after older ones)."""
+def read_keyed(
+    path: Path,
+    key: str = "uuid",
+    on_bad: Callable[[BadLine], None] | None = None,
+    on_duplicate: Callable[[str, dict[str, Any], dict[str, Any]], None] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Rows keyed by `key`, last write wins (resume appends newer rows after older ones).
+
+    `on_duplicate(key, earlier, later)` hears of every key written again, so a caller can
+    audit a repeated UUID whose rows disagree (operations guide §11a).
+    """
     rows: dict[str, dict[str, Any]] = {}
     for row in iter_rows(path, on_bad):
         value = row.get(key)
         if isinstance(value, str):
+            if on_duplicate is not None and value in rows:
+                on_duplicate(value, rows[value], row)
             rows[value] = row
     return rows
 

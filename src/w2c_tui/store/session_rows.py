@@ -86,19 +86,20 @@ class SessionRows:
 def load_session_rows(root: Path | SessionInfo) -> SessionRows:
     """Read one session's predictions and audit events into per-UUID rows. Blocking."""
     info = root if isinstance(root, SessionInfo) else read_session(Path(root))
-    exp_names = [p.exp_name for p in info.pipelines] or info.paths.exp_names()
+    # A damaged session lists what could be read: its pipelines (read_session never raises).
+    exp_names = [p.exp_name for p in info.pipelines]
     # The pipelines' own (cached) rows, so the earlier suite's recomputed metrics read them once too.
     primary: dict[str, dict[str, dict[str, Any]]] = {p.exp_name: p.rows for p in info.pipelines}
     for exp_name in exp_names:
         if exp_name not in primary:
             path = primary_file(info.paths.root, exp_name)
-            primary[exp_name] = read_keyed(path) if path else {}
+            primary[exp_name] = _readable(lambda: read_keyed(path) if path else {}, {})
 
     events_by_uuid: dict[str, list[dict[str, Any]]] = defaultdict(list)
     summaries: dict[str, dict[str, Any]] = {}
     resolved_ids: set[int] = set()
     for exp_name in exp_names:
-        events = read_events(info.paths.audit_file(exp_name))
+        events = _readable(lambda: read_events(info.paths.audit_file(exp_name)), [])
         obtained = primary[exp_name].keys()
         resolved_at = resolved_events(events, obtained)
         for index, event in enumerate(events):
@@ -146,3 +147,11 @@ def stability_entropies(rows: SessionRows) -> dict[str, list[float]]:
         values = [r.get("normalized_entropy") for r in rows.primary.get(exp_name, {}).values()]
         found[exp_name] = [float(v) for v in values if isinstance(v, (int, float))]
     return found
+
+
+def _readable(read, empty):
+    """What `read()` returns, or `empty` when the file cannot be read (already a damaged-session reason)."""
+    try:
+        return read()
+    except OSError:
+        return empty

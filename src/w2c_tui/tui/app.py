@@ -88,6 +88,8 @@ class W2cApp(App[int]):
         # The embedded-mode notice and a configuration error are shown on the Setup screen itself.
         if self.workspace.config_error and self.start_mode != "setup":
             self.notify(self.workspace.config_error, title="config.toml not loaded", severity="error", timeout=12)
+        for warning in self.workspace.loaded.warnings:  # e.g. a credential moved out of a base_url
+            self.notify(warning, severity="warning", timeout=12)
 
     @background(thread=True, group="scan")
     def scan_in_background(self) -> None:

@@ -130,8 +130,10 @@ def apply_form(base: Settings, values: FormValues) -> tuple[Settings | None, dic
     # Start from everything loaded (providers and their in-memory tokens included).
     raw = base.model_dump(mode="python")
     targets = split_list(values.target)
+    # Unchanged names keep their written form (["a"] stays a list), so Save has nothing to write.
+    same_targets = targets == base.models.target_models
     raw["models"].update(
-        target_model=targets[0] if len(targets) == 1 else targets,
+        target_model=base.models.target_model if same_targets else targets[0] if len(targets) == 1 else targets,
         judge_model=values.judge.strip(),
         template_family=values.family,
         force_target_delimiter=parse_delimiter(values.delimiter),

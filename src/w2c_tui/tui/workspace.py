@@ -31,6 +31,12 @@ class Workspace:
     known_sessions: list[SessionInfo] = field(default_factory=list)  # the last scan of the workdir
     sessions_stale: bool = True  # the workdir changed since that scan
     open_sessions: OpenSessions = field(default_factory=OpenSessions)
+    # The settings as config.toml last held them (loaded or saved): Save writes only what differs.
+    on_disk: Settings | None = None
+
+    def __post_init__(self) -> None:
+        if self.on_disk is None:
+            self.on_disk = self.loaded.settings.model_copy(deep=True)
 
     # -- configuration -----------------------------------------------------------------
     def replace_settings(self, settings: Settings, *, path: Path | None = None) -> None:

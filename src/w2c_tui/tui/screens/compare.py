@@ -207,6 +207,9 @@ class CompareScreen(Screen):
         )
         if a.simulated or b.simulated:
             header += "   [$warning]simulated data involved[/]"
+        for side, info in (("A", a), ("B", b)):
+            if info.damaged:
+                header += f"\n[$error]{side} damaged:[/] {escape('; '.join(info.damaged))}"
         self.query_one("#compare-metrics", Static).update(
             Content.from_markup(header + "\n" + render_rows(metric_deltas(a, b), status_column=None))
         )

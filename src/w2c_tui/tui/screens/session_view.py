@@ -136,6 +136,7 @@ class SessionViewScreen(Screen):
                 f"[b]{escape(info.target_model)}[/b]  [dim]run[/] {escape(info.run_key)}  "
                 f"[dim]session[/] {escape(info.fingerprint)}  {with_hint(info.status)}{sim}"
                 + (f"\n{endpoint_markup(info.manifest)}" if endpoint_markup(info.manifest) else "")
+                + "".join(f"\n[$error]damaged:[/] {escape(reason)}" for reason in info.damaged)
             )
         )
         rows = summary_rows(info.summary_pipelines(), short=self.size.width < 100)

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, session_status, with_hint
-from w2c_tui.store.browse import SessionInfo
+from w2c_tui.store.browse import DAMAGED, SessionInfo
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.messages import OpenCompare, OpenSession
@@ -34,6 +34,7 @@ STATUS_ICON = {
     PARTIAL: "[$warning]◐[/]",
     CANCELLED: "[$warning]◌[/]",
     FAILED: "[$error]✗[/]",
+    DAMAGED: "[$error]![/]",
 }
 
 
@@ -50,6 +51,8 @@ def session_line(info: SessionInfo, marked: bool = False) -> str:
     sim = " [dim]sim[/]" if info.simulated else ""
     if info.origin == "earlier-suite":
         sim += " [dim]earlier suite[/]"
+    if info.damaged:
+        sim += " [$error]damaged[/]"
     mark = "[b $accent]◆[/] " if marked else ""
     n = f" n={info.n_examples}" if info.n_examples is not None else ""
     return (
@@ -68,6 +71,8 @@ def session_summary(info: SessionInfo, *, short: bool = False) -> str:
         f"[dim]judge[/] {escape(info.judge_model or '–')}   [dim]family[/] {escape(str(manifest.get('template_family') or '–'))}"
         f"   [dim]n[/] {info.n_examples if info.n_examples is not None else '–'}   [dim]created[/] {escape(created)}",
     ]
+    for reason in info.damaged:
+        lines.append(f"[$error]damaged:[/] {escape(reason)}")
     if info.manifest is None:
         lines.append("[$warning]no manifest.json: shown from checkpoints only[/]")
     if info.origin == "earlier-suite":

@@ -76,6 +76,7 @@ class SetupScreen(Screen):
         self._n_examples: int | None = None
         self._chars: dict[str, float] | None = None
         self._dataset_error = ""
+        self._renamed: dict[str, str] = {}  # provider name in config.toml -> its new name, until saved
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -232,6 +233,9 @@ class SetupScreen(Screen):
         providers = dict(self.workspace.loaded.settings.providers)
         if edit.old_name and edit.old_name != edit.name:
             providers.pop(edit.old_name, None)
+            # Save moves the file's table to the new name, keeping what the form does not show.
+            in_file = next((was for was, now in self._renamed.items() if now == edit.old_name), edit.old_name)
+            self._renamed[in_file] = edit.name
         if edit.provider.default:
             for other in providers.values():
                 other.default = False
@@ -478,19 +482,33 @@ class SetupScreen(Screen):
     # -- actions ---------------------------------------------------------------------
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:
+        path = self.workspace.save_path()
+        if self.workspace.config_error and self.workspace.loaded.path is None and path.exists():
+            # The form holds defaults, not the file: saving would overwrite what the user wrote.
+            self.notify(
+                f"Not saved: {path} could not be loaded, so the form shows defaults, not your file; "
+                f"nothing was written. Fix the file in an editor and reopen the app. "
+                f"({self.workspace.config_error})",
+                severity="error",
+                timeout=15,
+            )
+            return
         settings = self.validate_form()
         if settings is None:
             self.notify("Fix the marked fields first.", severity="error")
             return
-        self._save(settings)
+        self._save(settings, path, dict(self._renamed))
 
     @background(thread=True, group="save")
-    def _save(self, settings: Settings) -> None:
-        from w2c_tui.config import save_settings
+    def _save(self, settings: Settings, path, renamed: dict[str, str]) -> None:
+        from w2c_tui.config import ConfigError, save_settings
 
-        path = self.workspace.save_path()
         try:
-            save_settings(settings, path)
+            # Only what differs from the file as last loaded or saved is written.
+            save_settings(settings, path, loaded_as=self.workspace.on_disk, renamed=renamed)
+        except ConfigError as exc:  # the file does not load as it is now: left untouched
+            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=15)
+            return
         except Exception as exc:  # noqa: BLE001 - shown to the user, the form stays as typed
             self.app.call_from_thread(self.notify, f"Could not save {path}: {exc}", severity="error", timeout=8)
             return
@@ -501,6 +519,8 @@ class SetupScreen(Screen):
         self.post_message(SettingsChanged())  # the app shows where settings come from
 
     def _saved(self, settings: Settings, path) -> None:
+        self.workspace.on_disk = settings.model_copy(deep=True)
+        self._renamed.clear()
         self._replace_settings(settings, path=path)
         self.notify(f"Saved {path} (comments kept; tokens stay in .env)", timeout=4)
 

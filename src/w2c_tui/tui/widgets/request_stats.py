@@ -33,6 +33,12 @@ def describe_requests(snap: dict[str, Any]) -> str:
             f"[$warning]⏸ waiting {max(0, wait.get('seconds_left', 0)):.0f} s: "
             f"{escape(str(wait.get('cause')))} from {escape(provider)}[/]"
         )
+    empty, bad = snap.get("empty_answers") or 0, snap.get("bad_answers") or {}
+    if empty:
+        lines.append(f"[$warning]empty answers {empty:,}[/] (content null)")
+    for kind, n in sorted(bad.items()):
+        said = (snap.get("bad_answer_messages") or {}).get(kind, "")
+        lines.append(f"[$error]unreadable ({escape(str(kind))}) ×{n}[/]: {escape(str(said)[:120])}")
     lines.append(f"tokens in {count(snap.get('tokens_in'))}  out {count(snap.get('tokens_out'))}")
     state = "[$success]finished[/]" if snap.get("finished") else "running"
     lines.append(f"{state} · elapsed {duration(snap.get('elapsed'))}")

@@ -310,3 +310,17 @@ def test_show_exits_2_with_one_line_when_nothing_can_be_read(tmp_path, capsys):
     assert err.count("\n") == 1 and "damaged session" in err and "manifest.json: not JSON" in err
     code, out, err = run_cli(capsys, "sessions", "--workdir", str(tmp_path))
     assert code == 0 and "damaged" in out and "manifest.json: not JSON" in out
+
+
+def test_rows_written_after_metrics_json_are_a_note_not_damage(workdir, tmp_path):
+    """A run in progress (or one stopped before finalizing) has more rows than its metrics.json counted."""
+    good = next(s for s in list_sessions(workdir) if s.run_key == "good")
+    copy = tmp_path / "runs" / "growing" / "sessions" / good.fingerprint
+    shutil.copytree(good.paths.root, copy)
+    (copy / "checkpoints" / EXP / "_DONE.json").unlink()
+    _rewrite_json(copy / "artifacts_local" / EXP / "metrics.json", lambda m: {**m, "n_obtained": 2})
+    info = read_session(copy)
+    [pipeline] = info.pipelines
+    assert info.damaged == []
+    assert pipeline.notes and "recomputed from the rows" in pipeline.notes[0]
+    assert pipeline.metrics["recomputed_from_rows"] is True and pipeline.metrics["n_obtained"] == 6

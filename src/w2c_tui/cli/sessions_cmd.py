@@ -133,6 +133,8 @@ def show(args: argparse.Namespace) -> int:
     for p in info.pipelines:
         m = p.metrics or {}
         print(pipeline_line(p.exp_name, p.status, m))
+        for note in p.notes:
+            print(f"      note: {note}")
         for variant, vm in (m.get("variants") or {}).items():
             if "accuracy" not in vm:
                 continue  # nothing obtained: the pipeline line already says so

@@ -49,6 +49,7 @@ class PipelineInfo:
         self._done_record: Any = _UNSET
         self._checked = origin == earlier_suite.ORIGIN_EARLIER  # ours: metrics checked against the rows once
         self._reasons = list(reasons or [])  # why this pipeline's files cannot be taken as written
+        self.notes: list[str] = []  # what is shown differently from the files, without damage
 
     @property
     def reasons(self) -> list[str]:
@@ -75,6 +76,11 @@ class PipelineInfo:
         if stored is not None and not stale and not self._reasons:
             return
         self._metrics = self._recomputed(stored)
+        counted = (stored or {}).get("n_obtained")
+        if stale and not self._reasons and isinstance(counted, int) and counted < n_rows:
+            # Rows written after metrics.json (a run in progress, or one stopped before finalizing): not damage.
+            self.notes.append(f"metrics.json counts {counted} rows, the checkpoint holds {n_rows}: shown recomputed from the rows")
+            return
         self._reasons.append(f"stale, recomputed from the rows: {stale}" if stale else "metrics recomputed from the rows")
 
     def _recomputed(self, stored: dict[str, Any] | None) -> dict[str, Any] | None:

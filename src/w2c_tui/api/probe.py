@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.providers import ProviderSettings
+from w2c_tui.api.providers import MissingTokenError, ProviderSettings
 from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
 from w2c_tui.api.echo import EchoLayoutError, read_echo
 from w2c_tui.redaction import redact_text, scrub
@@ -101,7 +101,8 @@ async def probe_logprobs(
     """Probe `model` on `provider` with a client of its own (its calls are in no session's traces)."""
     support = LogprobSupport(provider.name, provider.base_url, model)
     # A failed probe stops a pipeline, so it rides out passing faults even when runs may not.
-    policy = replace(policy or RetryPolicy(), max_retries=max(PROBE_RETRIES, (policy or RetryPolicy()).max_retries))
+    base = policy or RetryPolicy()
+    policy = replace(base, max_retries=max(PROBE_RETRIES, base.max_retries))
     async with ApiClient([provider], policy, timeout_seconds, transport=transport) as client:
         try:
             await _probe(client, model, support)
@@ -217,6 +218,7 @@ async def _accepts_list(client: ApiClient, model: str, prompts: list[Any]) -> bo
 # Model listing and the connection test
 
 CHECKS = ("models", "chat", "logprobs", "tokenize")
+MODELS_ENDPOINT = "/models"
 
 
 @dataclass
@@ -338,16 +340,12 @@ async def _capabilities(name: str, base_url: str, token: str | None, model: str,
     provider = ProviderSettings(name=name, base_url=base_url, token=token)
     try:
         support = await probe_logprobs(provider, model, timeout_seconds=timeout)
-    except Exception as exc:  # noqa: BLE001 - e.g. a missing token: shown as the check's detail
+    except MissingTokenError as exc:  # a remote provider whose token is not set yet
         return {"logprobs": Check(False, str(exc)), "tokenize": Check(False, "not tried")}
-    verdict = "mcq_logprob exact" if support.usable else (support.problem or "")
     return {
-        "logprobs": Check(support.usable, f"{verdict} ({support.facts()})"),
+        "logprobs": Check(support.usable, support.summary()),
         "tokenize": Check(bool(support.tokenizer), support.tokenizer or "no tokenizer endpoint (text prompts are split by the echo)"),
     }
-
-
-MODELS_ENDPOINT = "/models"
 
 
 def model_ids(payload: Any) -> list[str]:

@@ -20,6 +20,7 @@ from w2c_tui.api.providers import is_loopback_url
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data.when2call import DataError
 from w2c_tui.engine.capabilities import check_logprob_support
+from w2c_tui.pipelines.mcq_logprob import support_key
 # api_providers and SIM_PROVIDER moved to engine/endpoint.py; still importable from here.
 from w2c_tui.engine.endpoint import SIM_PROVIDER, api_providers, public_providers, strip_url_credentials  # noqa: F401
 from w2c_tui.engine.observer import SessionObserver
@@ -254,7 +255,7 @@ class Launch:
         )
         support = self.logprob_support.get(plan.fingerprint)
         if support is not None and support.usable:
-            runner.capabilities[("logprob_support", target_provider.name, plan.target_model)] = support
+            runner.capabilities[support_key(target_provider.name, plan.target_model)] = support
         self._runners.append(runner)
         state.phase = "evaluating"
         try:

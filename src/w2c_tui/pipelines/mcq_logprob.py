@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from w2c_tui.api import PermanentApiError, RetriesExhaustedError
@@ -81,10 +81,15 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def support_key(provider: str, model: str) -> tuple[str, str, str]:
+    """Where a session's capabilities keep the probe's findings (launch preflight puts them there)."""
+    return ("logprob_support", provider, model)
+
+
 async def logprob_support(ctx: PipelineContext) -> LogprobSupport:
     """The probe's findings for the target model, probed once per session if preflight did not."""
     provider = ctx.client.route(ctx.target_model)
-    key = ("logprob_support", provider.name, ctx.target_model)
+    key = support_key(provider.name, ctx.target_model)
     lock = ctx.capabilities.setdefault(("probe_lock",) + key[1:], asyncio.Lock())
     async with lock:
         support = ctx.capabilities.get(key)

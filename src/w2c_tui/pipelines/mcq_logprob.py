@@ -240,9 +240,10 @@ async def _by_token_count(
 ) -> list[_Choice]:
     texts = [context, *(context + c for c in continuations)]
     context_echo, *echoes = await _echoes(ctx, example, texts, seed, texts, lists)
+    context_tokens = context_echo.prompt_tokens
     scored = []
     for label, echo in zip(LABELS, echoes):
-        n_context, used_lcp, lcp = split_by_token_count(context_echo.prompt_tokens, echo.prompt_tokens)
+        n_context, used_lcp, lcp = split_by_token_count(context_tokens, echo.prompt_tokens)
         if used_lcp:
             ctx.audit.emit(
                 "token_prefix_mismatch_lcp_split",

@@ -135,12 +135,10 @@ def read_keyed(
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """A small JSON document, or None when absent or unreadable."""
-    try:
-        value = jsoncodec.loads(Path(path).read_bytes())
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
+    """A small JSON document, or None when absent or unreadable (`read_document` says why)."""
+    from w2c_tui.store.session_checks import read_document
+
+    return read_document(path)[0]
 
 
 def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:

@@ -1,0 +1,1 @@
+"""Analysis of finished sessions: paired comparison, cross-paradigm agreement, export."""

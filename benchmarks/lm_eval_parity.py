@@ -287,9 +287,11 @@ enabled = false
         print(f"warning: w2c-tui run ({family}) exited {done.returncode} after writing {len(rows)} debug rows: "
               f"{done.stderr.strip().splitlines()[-1][:200]}")
     sent: dict[str, list[list[int]]] = {}
-    for call in found[0].parents[2].glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl"):
-        for line in call.open():
-            trace = json.loads(line)
+    from w2c_tui.store.call_files import iter_calls  # the trace is compact (and packed once the run ended)
+
+    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in found[0].parents[2].glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
+    for call in traces:
+        for trace in iter_calls(call):  # read back as exchanged
             prompt = (trace.get("request") or {}).get("prompt")
             if trace.get("endpoint") != "/completions" or not isinstance(prompt, list) or not prompt:
                 continue

@@ -34,6 +34,7 @@ workdir_base = "{workdir}"
 [providers.sim]
 base_url = "{url}"
 max_concurrency = {concurrency}
+adaptive_concurrency = false
 default = true
 [http]
 timeout_seconds = 30

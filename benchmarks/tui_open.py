@@ -1,19 +1,24 @@
 """How fast the app paints, and how fast it opens a session as large as the official set.
 
-    .venv/bin/python benchmarks/tui_open.py [--keep DIR]
+    .venv/bin/python benchmarks/tui_open.py [--keep DIR] [--compare-src OLD/src]
 
 1. First paint: a fresh interpreter imports the app and runs it headless at 100x30; the
-   time from process start to the first painted frame of the Setup screen.
+   time from process start to the first frame of the Setup screen, and to the moment the
+   process is idle. An empty Textual app is timed the same way in the same run (interleaved):
+   on a busy machine the absolute times move, the ratio holds. `--compare-src` times another
+   checkout's package too (e.g. `git archive HEAD src | tar -x -C /tmp/old`).
 2. A generated session (3,652 examples, a k=10 LLM-as-judge stability sweep and
    150,000 call-trace rows, written by `w2c_tui.testing.synthetic_session`) is opened: reading the
    per-UUID rows, indexing the call traces, one trace, and in the app the session view
-   until the examples table shows its rows, a filter change and a trace screen.
+   until the examples table shows its rows, a filter change and the first trace (which
+   indexes the call traces: nothing reads them before).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -25,30 +30,77 @@ N_EXAMPLES = 3652
 STABILITY_K = 10
 CALLS = 150_000
 
-_FIRST_PAINT = r"""
+# Both scripts print two times from process start: the first frame drawn of the screen the
+# user sees (App._display gets its first compositor update: the headless driver then writes
+# nothing, a terminal would draw it), and the moment the process is idle (Pilot.pause():
+# background work such as reading the dataset for the estimate has finished too).
+_FRAME_HOOK = r"""
 import time, sys
 started = float(sys.argv[1])
-from w2c_tui.tui.app import W2cApp
+from textual.app import App
+
+first_frame = []
+_display = App._display
+
+def _timed_display(self, screen, renderable):
+    if renderable is not None and not first_frame and WANTED(screen):
+        first_frame.append((time.time() - started, time.process_time()))
+    _display(self, screen, renderable)
+
+App._display = _timed_display
 
 async def painted(pilot):
-    # auto_pilot starts once the app is running; pause() waits until the screen has refreshed.
     await pilot.pause()
-    print(f"{time.time() - started:.3f}")
+    frame, cpu = first_frame[0] if first_frame else (float("nan"), float("nan"))
+    print(f"{frame:.3f} {time.time() - started:.3f} {cpu:.3f}")
     pilot.app.exit()
+"""
+
+_FIRST_PAINT = _FRAME_HOOK + r"""
+WANTED = lambda screen: type(screen).__name__ == "SetupScreen"
+from w2c_tui.tui.app import W2cApp
 
 W2cApp(None).run(headless=True, size=(100, 30), auto_pilot=painted)
 """
 
+# The baseline: an empty Textual app with one label, painted the same way in the same run.
+# Absolute times move with the machine's load; the ratio to this one holds.
+_EMPTY_PAINT = _FRAME_HOOK + r"""
+WANTED = lambda screen: True
+from textual.widgets import Label
 
-def first_paint(workdir: Path, repeats: int = 3) -> list[float]:
+class Empty(App):
+    def compose(self):
+        yield Label("empty")
+
+Empty().run(headless=True, size=(100, 30), auto_pilot=painted)
+"""
+
+
+def first_paint(workdir: Path, script: str, repeats: int = 5, src: str | None = None) -> list[tuple[float, float, float]]:
+    """(first frame, idle, CPU seconds at the first frame) from process start, per run; `src`
+    puts another source tree first. The CPU time moves least with the machine's load."""
+    env = dict(os.environ, PYTHONPATH=src) if src else None
     times = []
     for _ in range(repeats):
         started = time.time()
         out = subprocess.run(
-            [sys.executable, "-c", _FIRST_PAINT, str(started)], cwd=workdir, capture_output=True, text=True, check=True
+            [sys.executable, "-c", script, str(started)], cwd=workdir, capture_output=True, text=True, check=True, env=env
         )
-        times.append(float(out.stdout.strip().splitlines()[-1]))
+        frame, idle, cpu = out.stdout.strip().splitlines()[-1].split()
+        times.append((float(frame), float(idle), float(cpu)))
     return times
+
+
+def paint_line(label: str, runs: list[tuple[float, float, float]]) -> str:
+    frames = sorted(r[0] for r in runs)
+    idle = min(r[1] for r in runs)
+    cpu = min(r[2] for r in runs)
+    median = frames[len(frames) // 2]
+    return (
+        f"  {label:<30} first frame {frames[0]:6.3f} s (median {median:.3f})  CPU {cpu:.3f} s  idle {idle:6.3f} s"
+        f"  runs: {', '.join(f'{r[0]:.2f}' for r in runs)}"
+    )
 
 
 def timed(label: str, fn):
@@ -70,43 +122,82 @@ async def open_in_app(workdir: Path, session_root: Path) -> None:
     settings = Settings.model_validate({"run": {"workdir_base": str(workdir)}})
     app = W2cApp(loaded=LoadedConfig(settings, None, workdir, {}), start_mode="sessions")
     async with app.run_test(size=(100, 30)) as pilot:
-        start = time.perf_counter()
+        # As a user would: the Sessions list is shown (its scan done) before a session is opened.
+        while not getattr(app.screen, "sessions", None):
+            await pilot.pause(0.05)
+        await pilot.pause()
+
+        # The first frame drawn with the table's rows (what the user sees), then idle.
+        painted: list[float] = []
+        display = app._display
+
+        def timed_display(screen, renderable):
+            if renderable is not None and not painted and isinstance(screen, SessionViewScreen):
+                if screen.query(ExampleBrowser) and screen.query_one(ExampleBrowser).shown:
+                    painted.extend((time.perf_counter(), time.process_time()))
+            display(screen, renderable)
+
+        app._display = timed_display
+        start, cpu = time.perf_counter(), time.process_time()
         await app.push_screen(SessionViewScreen(app.workspace, session_root, start_tab="examples"))
         browser = app.screen.query_one(ExampleBrowser)
-        while not browser.shown:
+        while not painted:
             await pilot.pause(0.01)
+        print(
+            f"  {'app: session view → table painted with rows':<44} {painted[0] - start:7.3f} s"
+            f"  (CPU {painted[1] - cpu:.3f} s, all threads)"
+        )
         await pilot.pause()
-        print(f"  {'app: session view → examples table filled':<44} {time.perf_counter() - start:7.3f} s")
+        print(f"  {'app: session view → idle (metrics, agreement)':<44} {time.perf_counter() - start:7.3f} s")
+        app._display = display
 
         start = time.perf_counter()
         await pilot.press("w")
         await pilot.pause()
         print(f"  {'app: wrong-only filter applied':<44} {time.perf_counter() - start:7.3f} s  ({len(browser.shown):,} rows)")
 
-        # Wait for the background call index, as a user reading the table would.
-        data = app.screen.data
-        start = time.perf_counter()
-        await asyncio.to_thread(data.index_all_calls)
-        print(f"  {'app: call-trace index ready (background)':<44} {time.perf_counter() - start:7.3f} s")
-
+        # The call traces are indexed when the first trace opens (not while the table fills).
         start = time.perf_counter()
         await pilot.press("x", "enter")
         while not isinstance(app.screen, TraceScreen) or not app.screen.query(".pipeline-section"):
             await pilot.pause(0.01)
-        print(f"  {'app: enter → trace screen painted':<44} {time.perf_counter() - start:7.3f} s")
+        print(f"  {'app: enter → first trace painted (indexes calls)':<44} {time.perf_counter() - start:7.3f} s")
+
+        await pilot.press("escape")
+        await pilot.pause()
+        start = time.perf_counter()
+        await pilot.press("down", "enter")
+        while not isinstance(app.screen, TraceScreen) or not app.screen.query(".pipeline-section"):
+            await pilot.pause(0.01)
+        print(f"  {'app: enter → next trace painted':<44} {time.perf_counter() - start:7.3f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", metavar="DIR", help="write the generated session here and keep it")
+    parser.add_argument(
+        "--compare-src", metavar="DIR", help="also time the first paint of the package under DIR (e.g. an exported older src/)"
+    )
     args = parser.parse_args()
 
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="w2c-bench-"))
     base.mkdir(parents=True, exist_ok=True)
     try:
-        print("first paint (fresh process, headless 100x30, no config.toml):")
-        paints = first_paint(base)
-        print(f"  {'process start → first frame':<44} {min(paints):7.3f} s  (runs: {', '.join(f'{p:.3f}' for p in paints)})")
+        print("first paint (fresh process, headless 100x30, no config.toml; best of 5, interleaved):")
+        variants = [("empty Textual app", _EMPTY_PAINT, None), ("w2c-tui (Setup screen)", _FIRST_PAINT, None)]
+        if args.compare_src:
+            variants.append((f"w2c-tui from {args.compare_src}", _FIRST_PAINT, str(Path(args.compare_src).resolve())))
+        results: dict[str, list[tuple[float, float, float]]] = {label: [] for label, _, _ in variants}
+        for _ in range(5):
+            for label, script, src in variants:
+                results[label] += first_paint(base, script, repeats=1, src=src)
+        for label, runs in results.items():
+            print(paint_line(label, runs))
+        empty = results["empty Textual app"]
+        for label, runs in list(results.items())[1:]:
+            wall = min(r[0] for r in runs) / min(r[0] for r in empty)
+            cpu = min(r[2] for r in runs) / min(r[2] for r in empty)
+            print(f"  {'ratio to the empty app':<30} first frame {wall:5.2f}  CPU {cpu:5.2f}  ({label})")
 
         from w2c_tui.store.session_data import SessionData
         from w2c_tui.store.session_rows import load_session_rows

@@ -338,7 +338,7 @@ def test_server_errors_during_the_run_end_it_cleanly(mode, audit_type, tmp_path,
         assert "could not be obtained" in captured.err
     else:
         assert "not found" in captured.err and "mcq failed" in captured.err
-        assert "resume" not in captured.err and "fix what it names" in captured.err
+        assert "to resume" not in captured.err and "fix what its line above names" in captured.err
         [stop] = [e for e in events if e["fallback_type"] == "pipeline_stopped_fatal_error"]
         assert stop["severity"] == "error" and "not found" in stop["details"]["error"]
 

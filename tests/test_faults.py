@@ -7,6 +7,7 @@ import json
 
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
+from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 from conftest import write_config
@@ -73,7 +74,7 @@ def test_twenty_percent_faults_change_nothing_but_the_retry_count(make_sim, tmp_
     failed_attempts = [
         record
         for exp in FILES
-        for record in iter_rows(paths.calls_file(exp))
+        for record in iter_calls(paths.calls_file(exp))
         if record.get("retry_cause") or record.get("error")
     ]
     assert len(failed_attempts) == injected
@@ -124,7 +125,7 @@ def test_a_provider_refusing_seed_is_worked_around_once_and_audited(make_sim, tm
     [event] = events
     assert event["details"]["workaround"] == "seed_dropped" and event["uuid"]
     assert "seed" in event["details"]["reason"]
-    calls = [r for exp in FILES for r in iter_rows(paths.calls_file(exp))]
+    calls = [r for exp in FILES for r in iter_calls(paths.calls_file(exp))]
     refused = [r for r in calls if r["status"] == 400]
     # Requests already in flight when the first refusal came back are refused too, then resent.
     assert refused and [r for r in refused if "seed" not in r["request"]] == []

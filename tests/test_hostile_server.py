@@ -241,7 +241,7 @@ def test_counters_reach_the_monitor_and_the_end_summary():
     notes = end_notes(state)
     assert notes == [
         "w2c-tui: 2 answer(s) could not be read (html): provider 'p': HTTP 200 with a web page, not JSON: '<html>Login'",
-        "w2c-tui: 2 of 3 llm_judge answers were empty (content null): check the model name and the server's log",
+        "w2c-tui: 2 of 3 llm_judge answers were empty (no text, no tool call): check the model name and the server's log",
     ]
 
 
@@ -286,7 +286,7 @@ def test_null_content_everywhere_ends_ok_but_says_so(tmp_path, monkeypatch, caps
     [line] = [line for line in captured.err.splitlines() if "were empty" in line]
     n = len(list(iter_rows(Path(captured.out.strip().splitlines()[-1]) / "checkpoints" / "mcq" / "mcq_predictions.jsonl")))
     assert n >= 3
-    assert line == f"w2c-tui: {n} of {n} mcq answers were empty (content null): check the model name and the server's log"
+    assert line == f"w2c-tui: {n} of {n} mcq answers were empty (no text, no tool call): check the model name and the server's log"
 
 
 @pytest.mark.parametrize(

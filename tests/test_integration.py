@@ -12,6 +12,7 @@ from w2c_tui.config import load_config
 from w2c_tui.data import load_examples
 from w2c_tui.engine.launch import Launch
 from w2c_tui.metrics import compute_metrics, stability_summary
+from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 from conftest import write_config
@@ -63,7 +64,7 @@ def test_every_pipeline_finishes_with_the_documented_layout(full_run):
         assert (root / "checkpoints" / exp / "_DONE.json").is_file()
         assert (root / "artifacts_local" / exp / "metrics.json").is_file()
         assert (root / "artifacts_local" / exp / "audit_summary.json").is_file()
-        assert (root / "artifacts_local" / exp / "llm_calls" / f"{exp}.jsonl").is_file()
+        assert (root / "artifacts_local" / exp / "llm_calls" / f"{exp}.jsonl.gz").is_file()  # packed when the run ended
     assert (root / "checkpoints" / "llm_judge" / "target_responses.jsonl").is_file()
     assert (root / "checkpoints" / "mcq_logprob" / "debug_per_choice.jsonl").is_file()
 
@@ -125,7 +126,7 @@ def test_logprob_requests_are_lm_evals_token_id_prompts(full_run):
     """With a tokenizer endpoint: one /completions request per example holding the four
     context+choice token-id prompts, after five /tokenize calls without added special tokens."""
     _, outcome, stats = full_run
-    calls = list(iter_rows(outcome.plan.paths.calls_file("mcq_logprob")))
+    calls = list(iter_calls(outcome.plan.paths.calls_file("mcq_logprob")))
     completions = [c for c in calls if c["endpoint"].endswith("/completions") and "chat" not in c["endpoint"]]
     assert len(completions) == 300
     for c in completions:
@@ -142,7 +143,7 @@ def test_without_a_tokenizer_the_context_is_a_fifth_text_prompt(make_sim, tmp_pa
     config = write_config(tmp_path, gateway.base_url, "[data]\nn_per_label = 2\n[pipelines]\ndo_llm_judge = false\ndo_mcq = false\n[mlflow]\nenabled = false\n")
     [outcome] = run_launch(config, "gateway")
     assert outcome.ok, outcome.statuses
-    calls = list(iter_rows(outcome.plan.paths.calls_file("mcq_logprob")))
+    calls = list(iter_calls(outcome.plan.paths.calls_file("mcq_logprob")))
     completions = [c for c in calls if c["endpoint"] == "/completions"]
     assert len(completions) == 6
     assert all(len(c["request"]["prompt"]) == 5 and isinstance(c["request"]["prompt"][0], str) for c in completions)
@@ -151,7 +152,7 @@ def test_without_a_tokenizer_the_context_is_a_fifth_text_prompt(make_sim, tmp_pa
 
 
 def test_call_traces_have_the_documented_fields(full_run):
-    calls = iter_rows(full_run[1].plan.paths.calls_file("mcq"))
+    calls = iter_calls(full_run[1].plan.paths.calls_file("mcq"))
     record = next(calls)
     for key in ("provider", "base_url", "model", "endpoint", "settings", "pipeline", "uuid", "request", "response", "status", "latency_ms", "attempt"):
         assert key in record
@@ -171,7 +172,7 @@ def test_resume_sends_requests_only_for_missing_uuids(full_run, sim):
     stats = sim.stats()
     model_calls = {path: n for path, n in stats["requests"].items() if path != "/v1/models"}  # preflight probe
     assert model_calls == {"/v1/chat/completions": 7}, stats
-    resent = [c["uuid"] for c in iter_rows(paths.calls_file("mcq"))][-7:]
+    resent = [c["uuid"] for c in iter_calls(paths.calls_file("mcq"))][-7:]
     assert set(resent) == dropped
     assert set(read_keyed(predictions)) == {e.uuid for e in load_examples()}
 
@@ -220,7 +221,7 @@ def test_native_tools_parameter_reaches_the_judge_as_text(sim, tmp_path):
     [outcome] = run_launch(config, "native")
     assert outcome.ok
     paths = outcome.plan.paths
-    requests = [c["request"] for c in iter_rows(paths.calls_file("llm_judge")) if c["pipeline"] == "target"]
+    requests = [c["request"] for c in iter_calls(paths.calls_file("llm_judge")) if c["pipeline"] == "target"]
     assert any(r.get("tools") for r in requests)
     answers = list(read_keyed(paths.checkpoint_file("llm_judge", "target_responses.jsonl")).values())
     native = [a for a in answers if a["native_tool_calls"]]

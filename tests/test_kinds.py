@@ -21,6 +21,7 @@ from w2c_tui.engine.estimate import estimate, planned_pipelines
 from w2c_tui.engine.plan import PlanError, planned_exp_names
 from w2c_tui.labels import LABELS
 from w2c_tui.pipelines.base import Pipeline
+from w2c_tui.store.call_files import packed_path
 from w2c_tui.store import kinds
 from w2c_tui.store.browse import read_session
 from w2c_tui.store.checkpoints import predicted_label, primary_file
@@ -143,7 +144,7 @@ enabled = false
     assert set(rows) == {e.uuid for e in outcome.plan.examples}
     assert all({"uuid", "gold_label", "answer", "label"} <= row.keys() for row in rows.values())
     assert paths.done_file(KIND).is_file()
-    assert (paths.calls_file(KIND)).is_file()
+    assert packed_path(paths.calls_file(KIND)).is_file()  # the trace, packed when the run ended
     metrics = json.loads(paths.metrics_file(KIND).read_text())
     assert metrics["exp_name"] == KIND and metrics["complete"] is True
     assert metrics["n_total"] == len(rows)

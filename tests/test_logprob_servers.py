@@ -24,6 +24,7 @@ from w2c_tui.engine.launch import Launch, LaunchError
 from w2c_tui.sim import SimServer, SimSettings
 from w2c_tui.sim.settings import IMITATIONS, Conventions
 from w2c_tui.store.browse import read_session
+from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 from conftest import write_config
@@ -118,7 +119,7 @@ def test_refused_prompt_lists_fall_back_once_to_five_requests_per_example(tmp_pa
     aligned_llama_cpp = Conventions(prompt_lists="error500", tokenizer=False)
     with SimServer(SimSettings(seed=7, conventions=aligned_llama_cpp)) as sim:
         outcome, rows = _logprob_rows(sim, tmp_path, "lists")
-    calls = [c for c in iter_rows(outcome.plan.paths.calls_file("mcq_logprob")) if c["endpoint"] == "/completions"]
+    calls = [c for c in iter_calls(outcome.plan.paths.calls_file("mcq_logprob")) if c["endpoint"] == "/completions"]
     assert len(calls) == 5 * len(rows) and all(isinstance(c["request"]["prompt"], str) for c in calls)
     events = [e for e in iter_rows(outcome.plan.paths.audit_file("mcq_logprob"))
               if e["fallback_type"] == "completions_prompt_list_unsupported"]
@@ -129,7 +130,7 @@ def test_a_list_cap_met_at_run_time_is_learned_once(tmp_path):
     capped = Conventions(max_prompts=4, tokenizer=False)  # the probe's two prompts pass, our five do not
     with SimServer(SimSettings(seed=7, conventions=capped)) as sim:
         outcome, rows = _logprob_rows(sim, tmp_path, "cap")
-    calls = [c for c in iter_rows(outcome.plan.paths.calls_file("mcq_logprob")) if c["endpoint"] == "/completions"]
+    calls = [c for c in iter_calls(outcome.plan.paths.calls_file("mcq_logprob")) if c["endpoint"] == "/completions"]
     lists = [c for c in calls if isinstance(c["request"]["prompt"], list)]
     assert len(lists) == 1 and lists[0]["status"] == 400  # one refused list, never retried
     events = [e for e in iter_rows(outcome.plan.paths.audit_file("mcq_logprob"))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 from pathlib import Path
 
 from w2c_tui.cli import main
+from w2c_tui.store.call_files import iter_calls
 
 from conftest import write_config
 from stub_server import StubServer
@@ -52,17 +55,24 @@ enabled = true
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "config.toml"]
     assert any(p.name == "mlflow.db" for p in written)
     assert any("mlartifacts" in p.parts for p in written)
-    assert any(p.name == "llm_judge.jsonl" for p in written)
+    assert any(p.name == "llm_judge.jsonl.gz" for p in written)  # call traces are packed (gzip) when closed
     for path in written:
         data = path.read_bytes()
+        if path.name.endswith(".gz"):  # the packed traces, here and in MLflow's artifact copy: search inside too
+            data += gzip.decompress(data)
         for token in (TARGET_TOKEN, JUDGE_TOKEN):
             assert token.encode() not in data, f"{token} found in {path}"
+    # Compact records decode to what was exchanged: the redaction holds in the decoded calls too.
+    for trace in tmp_path.rglob("llm_calls/*.jsonl.gz"):
+        decoded = json.dumps(list(iter_calls(trace.with_suffix(""))))
+        for token in (TARGET_TOKEN, JUDGE_TOKEN):
+            assert token not in decoded, f"{token} found in the decoded {trace}"
     for token in (TARGET_TOKEN, JUDGE_TOKEN):
         assert token not in captured.out + captured.err
 
     # The echoing server's error made it into the trace and the audit log, masked.
     session = Path(captured.out.strip().splitlines()[-1])
-    trace = (session / "artifacts_local" / "llm_judge" / "llm_calls" / "llm_judge.jsonl").read_text()
+    trace = gzip.decompress((session / "artifacts_local" / "llm_judge" / "llm_calls" / "llm_judge.jsonl.gz").read_bytes()).decode()
     assert "upstream failed for credentials Bearer ***" in trace
     audit = (session / "checkpoints" / "llm_judge" / "audit_fallbacks.jsonl").read_text()
     assert "api_call_failed_example_skipped" in audit and "***" in audit

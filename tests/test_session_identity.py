@@ -8,6 +8,7 @@ moved gateway"; two launches of one session never interleave rows.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import os
 import socket
@@ -246,8 +247,9 @@ def test_a_real_provider_after_the_demo_starts_a_new_session(sim, tmp_path, monk
     identity = info["server_identity"]
     assert identity["system_fingerprint"] == "w2c-tui-sim" and identity["model"] == "sim-small"
     assert identity["server"] == "uvicorn" and identity["endpoint"] == "/chat/completions"
-    for path in real.rglob("*"):  # manifest, traces, audit: the URL's password nowhere
-        assert path.is_dir() or "Gw-pass-3141" not in path.read_text(), path
+    for path in real.rglob("*"):  # manifest, traces (packed ones too), audit: the URL's password nowhere
+        data = b"" if path.is_dir() else path.read_bytes()
+        assert b"Gw-pass-3141" not in (gzip.decompress(data) if path.suffix == ".gz" else data), path
     # Naming the demo session from the real provider is refused: simulated rows stay simulated.
     code, _, err = run(capsys, "--run-key", "story", "--resume-session", str(demo))
     assert code == 2 and "holds simulated answers" in err

@@ -153,3 +153,37 @@ def test_compare_screen(snap_compare, workdir):
         await settle(pilot, lambda: pilot.app.screen.data_b is not None)
 
     assert snap_compare(make_app(workdir, start_mode="compare"), terminal_size=SIZE, run_before=ready)
+
+
+def test_usage_widgets(snap_compare):
+    """The Monitor's usage line and the Session view's estimate-beside-actual block (issue 15)."""
+    from textual.app import App
+    from textual.widgets import Static
+
+    from w2c_tui.store.usage import Price
+    from w2c_tui.tui.widgets.usage_line import UsageLine
+    from w2c_tui.tui.widgets.usage_summary import usage_markup
+
+    usage = {
+        "total": {"prompt_tokens": 1_240_000, "completion_tokens": 84_000, "requests": 1834, "requests_without_usage": 3},
+        "by_model": {
+            "llama-3.3-70b-instruct": {"role": "target", "prompt_tokens": 900_000, "completion_tokens": 60_000,
+                                       "requests": 1400, "requests_without_usage": 3},
+            "gpt-oss-120b": {"role": "judge", "prompt_tokens": 340_000, "completion_tokens": 24_000,
+                             "requests": 434, "requests_without_usage": 0},
+        },
+    }
+    metrics = {"mcq": {"usage": usage["total"], "usage_by_model": usage["by_model"], "elapsed_seconds": 312.0,
+                       "cost": {"input": 0.54, "output": 0.036, "total": 0.576, "lower_bound": True}}}
+    manifest = {"estimate": {"requests": 1800, "prompt_tokens": 1_300_000, "completion_tokens": 80_000,
+                             "completion_tokens_max": 400_000, "seconds": 290.0, "cost": {"typical": 0.6, "at_most": 0.8}}}
+
+    class UsageApp(App):
+        def compose(self):
+            yield UsageLine()
+            yield Static(usage_markup(metrics, manifest))
+
+        def on_mount(self):
+            self.query_one(UsageLine).update_snapshot({"usage": usage}, {"llama-3.3-70b-instruct": Price(0.6, 0.6)})
+
+    assert snap_compare(UsageApp(), terminal_size=(100, 8))

@@ -9,12 +9,13 @@ import pytest
 from w2c_tui.config.schema import ProviderSettings, Settings
 from w2c_tui.labels import LABELS
 from w2c_tui.tui import formatting
-from w2c_tui.engine.estimate import estimate, planned_pipelines
+from w2c_tui.engine.estimate import CHARS_PER_TOKEN, estimate, planned_pipelines
 from w2c_tui.store.checkpoints import predicted_label, primary_file
 from w2c_tui.store.line_index import LineIndex
 from w2c_tui.store.session_data import SessionData
 from w2c_tui.store.session_rows import load_session_rows
-from w2c_tui.tui.screens.compare import disagreements, metric_deltas
+from w2c_tui.analysis.compare import compare_pair
+from w2c_tui.tui.screens.compare import disagreements, paired_rows
 from w2c_tui.tui.settings_form import (
     ProviderValues,
     SweepValues,
@@ -117,7 +118,7 @@ def test_estimate_counts_requests_per_pipeline():
         "stability_mcq_k=10_T=0.0": 1000,
         "stability_mcq_k=10_T=0.7": 1000,
     }
-    assert result.prompt_tokens["mcq"] == 100 * 2000 // 4
+    assert result.prompt_tokens["mcq"] == int(100 * 2000 / CHARS_PER_TOKEN)  # 3 characters a token (issue 15)
     assert result.total_requests == 2400
 
 
@@ -201,7 +202,7 @@ def test_compare_functions(sessions):
     found = disagreements(rows_a, rows_b)
     assert found and all(d.a != d.b for d in found)
     assert {d.exp_name for d in found} <= {"llm_judge", "mcq", "mcq_logprob"}  # b has no stability sweep
-    table = metric_deltas(rows_a.info, rows_b.info)
+    table = paired_rows(compare_pair(rows_a, rows_b, n_resamples=200))  # the paired table replaced metric_deltas
     assert table[0][0] == "pipeline" and len(table) == 1 + 4
 
 

@@ -7,6 +7,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -14,9 +15,11 @@ from w2c_tui.api.attempt import Outcome, exchange
 from w2c_tui.api.bad_response import BadAnswerError
 from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
 from w2c_tui.api.pool import ShardedHttp
-from w2c_tui.api.limits import ProviderLimits, shared_limits
+from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
+from w2c_tui.api.pacing import PacingTally
+from w2c_tui.api.token_budget import estimate_tokens, used_tokens
 from w2c_tui.api.observer import CallObserver
-from w2c_tui.api.providers import ProviderSettings
+from w2c_tui.api.providers import ProviderSettings, endpoint_url
 from w2c_tui.api.providers import route as route_model
 from w2c_tui.redaction import redact_text, register_secrets
 from w2c_tui.api.results import ChatResult, chat_result
@@ -47,6 +50,7 @@ class _Provider:
     settings: ProviderSettings
     http: ShardedHttp
     limits: ProviderLimits
+    pacing: PacingTally
     compat: ParameterCompat = field(default_factory=ParameterCompat)
     tokenize_url: str | None = None
     has_tokenize: bool = True
@@ -94,6 +98,7 @@ class ApiClient:
         self._secrets = tuple(dict.fromkeys([*(p.token for p in providers if p.token), *(s for s in secrets if s)]))
         register_secrets(self._secrets)
         self._active: dict[str, _Provider] = {}
+        self._pacing: dict[str, PacingTally] = {}  # kept after close: the session reports it at its end
         self._closed = False
 
     async def __aenter__(self) -> ApiClient:
@@ -120,6 +125,10 @@ class ApiClient:
     def usage_totals(self) -> dict[str, dict[str, int]]:
         """Successful requests and tokens per provider, as reported in `usage`."""
         return {name: dict(p.usage) for name, p in self._active.items()}
+
+    def pacing(self) -> dict[str, dict[str, Any]]:
+        """Per provider used: the live concurrency limit and this client's refusals and waits."""
+        return {name: tally.summary() for name, tally in list(self._pacing.items())}
 
     # Endpoints
 
@@ -241,9 +250,14 @@ class ApiClient:
 
         http = ShardedHttp(make_client, settings.max_concurrency)
         limits = shared_limits(
-            (settings.base_url, settings.token), settings.max_concurrency, settings.requests_per_minute, self._sleep
+            (settings.base_url, settings.token),
+            settings.max_concurrency,
+            settings.requests_per_minute,
+            self._sleep,
+            settings.pacing,
         )
-        provider = _Provider(settings, http, limits)
+        tally = self._pacing.setdefault(settings.name, PacingTally(limits))
+        provider = _Provider(settings, http, limits, tally)
         self._active[settings.name] = provider
         return provider
 
@@ -266,22 +280,29 @@ class ApiClient:
         the concurrency slot so that a waiting call does not block others.
         """
         name = provider.settings.name
-        url = url or provider.settings.base_url + endpoint
+        url = url or endpoint_url(provider.settings.base_url, endpoint)
         observer = self.observer
         attempt = 0
         retries = 0
         while True:
             attempt += 1
             sent = provider.compat.apply(body, endpoint) if body is not None else None
-            async with provider.limits.slot():
+            # Only generations count against a token budget (not /tokenize or /models).
+            slot = provider.limits.slot(estimate_tokens(sent) if expect_choices else 0)
+            async with slot:
                 observer.on_request_start(name)
                 try:
                     with provider.http.client() as http:
                         outcome = await exchange(http, method, url, sent, expect_choices, self.timeout_seconds)
-                except BaseException:  # cancelled: still pair the start with an end for in-flight counters
+                except asyncio.CancelledError:  # a cancel is not an error; still pair the start for in-flight counters
+                    observer.on_request_cancelled(name)
+                    raise
+                except BaseException:
                     observer.on_request_end(name, 0.0, False)
                     raise
+                slot.finish(outcome.status, outcome.ok, used_tokens(outcome.data) if outcome.ok else None)
             observer.on_request_end(name, outcome.latency_ms, outcome.ok)
+            self._paced(provider, slot, ctx)
 
             if outcome.ok:
                 self._count_usage(provider, outcome.data)
@@ -318,6 +339,16 @@ class ApiClient:
             wait = self.policy.wait_seconds(retries, cause, server_wait, self._rng)
             observer.on_retry_wait(name, cause, wait, ctx)
             await self._sleep(wait)
+
+    def _paced(self, provider: _Provider, slot: Slot, ctx: CallContext | None) -> None:
+        provider.pacing.add(slot)
+        change = slot.change
+        if change is not None:
+            self.observer.on_limit_change(
+                provider.settings.name,
+                {"from": change.old, "to": change.new, "reason": change.reason, "ceiling": provider.limits.max_concurrency},
+                ctx,
+            )
 
     def _report(
         self,
@@ -376,12 +407,17 @@ class ApiClient:
 def tokenize_urls(base_url: str) -> list[str]:
     """Where tokenizers live: vLLM's at the server root, beside /v1 (some proxies put it under
     /v1), llama-cpp-python's at /extras/tokenize."""
-    base = base_url.rstrip("/")
-    root = base[: -len("/v1")] if base.endswith("/v1") else base
-    urls = [root + TOKENIZE_ENDPOINT]
+    parts = urlsplit(base_url)
+    base = parts.path.rstrip("/")
+    root = base.removesuffix("/v1")
+
+    def at(path: str) -> str:
+        return urlunsplit(parts._replace(path=path))
+
+    urls = [at(root + TOKENIZE_ENDPOINT)]
     if root != base:
-        urls.append(base + TOKENIZE_ENDPOINT)
-    urls.append(root + "/extras" + TOKENIZE_ENDPOINT)
+        urls.append(at(base + TOKENIZE_ENDPOINT))
+    urls.append(at(root + "/extras" + TOKENIZE_ENDPOINT))
     return urls
 
 

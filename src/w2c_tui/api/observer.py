@@ -25,8 +25,19 @@ class CallObserver:
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
         """The request finished (ok = a usable 2xx answer)."""
 
+    def on_request_cancelled(self, provider: str) -> None:
+        """The request was cancelled before it ended (the user stopped the run); not an error.
+
+        By default reported as an end without an answer, so an observer that only counts
+        starts and ends stays paired."""
+        self.on_request_end(provider, 0.0, False)
+
     def on_response(self, provider: str, endpoint: str, model: str | None, data: Any, headers: Any, ctx: CallContext | None) -> None:
         """A usable 2xx answer: its parsed body and response headers (what the server says about itself)."""
+
+    def on_limit_change(self, provider: str, change: dict[str, Any], ctx: CallContext | None) -> None:
+        """The provider's live concurrency limit moved ({from, to, reason, ceiling}) when the
+        request `ctx` made ended: shrunk after an overload, or grown after successes."""
 
     def on_compat(self, provider: str, kind: str, details: str, ctx: CallContext | None) -> None:
         """The client learned a parameter workaround for this provider (reported once per kind),

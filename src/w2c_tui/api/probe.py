@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.providers import MissingTokenError, ProviderSettings
+from w2c_tui.api.providers import MissingTokenError, ProviderSettings, endpoint_url
 from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
 from w2c_tui.api.echo import EchoLayoutError, read_echo
 from w2c_tui.redaction import redact_text, scrub
@@ -246,7 +246,7 @@ async def list_models(
             return await list_models(base_url, token, timeout=timeout, client=own)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        response = await client.get(f"{base_url.rstrip('/')}{MODELS_ENDPOINT}", headers=headers)
+        response = await client.get(endpoint_url(base_url, MODELS_ENDPOINT), headers=headers)
     except httpx.HTTPError as exc:
         return ModelListing(unreachable=type(exc).__name__)
     listing = ModelListing(status=response.status_code, content_type=response.headers.get("content-type", ""))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
+
+from w2c_tui.api.limits import Pacing
 
 
 class MissingTokenError(RuntimeError):
@@ -30,6 +32,10 @@ class ProviderSettings:
     max_concurrency: int = 16
     requests_per_minute: int = 0  # 0 = unlimited
     is_default: bool = False
+    tokens_per_minute: int = 0  # 0 = unlimited
+    initial_concurrency: int = 0  # 0 = min(16, max_concurrency); the live limit adapts under max_concurrency
+    min_concurrency: int = 1
+    adaptive_concurrency: bool = True
 
     def __post_init__(self) -> None:
         self.base_url = self.base_url.strip().rstrip("/")
@@ -39,6 +45,16 @@ class ProviderSettings:
             raise ValueError(f"provider '{self.name}': max_concurrency must be at least 1")
 
     @property
+    def pacing(self) -> Pacing:
+        return Pacing(
+            requests_per_minute=self.requests_per_minute,
+            tokens_per_minute=self.tokens_per_minute,
+            initial_concurrency=self.initial_concurrency,
+            min_concurrency=self.min_concurrency,
+            adaptive=self.adaptive_concurrency,
+        )
+
+    @property
     def is_loopback(self) -> bool:
         return is_loopback_url(self.base_url)
 
@@ -46,6 +62,13 @@ class ProviderSettings:
         """Local servers (the simulator, a local vLLM) need no token; remote ones do."""
         if not self.token and not self.is_loopback:
             raise MissingTokenError(self.name, self.token_env_hint)
+
+
+def endpoint_url(base_url: str, endpoint: str) -> str:
+    """`endpoint` ("/chat/completions") under `base_url`, before any query the base URL carries
+    (gateways such as Azure's want `?api-version=...` on every request)."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + endpoint))
 
 
 def is_loopback_url(url: str) -> bool:

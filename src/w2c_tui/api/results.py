@@ -46,6 +46,13 @@ def chat_result(data: dict[str, Any], provider: str, latency_ms: float, attempts
     )
 
 
+def finish_reason(data: Any) -> Any:
+    """The first choice's finish_reason ("stop", "length", ...), None when the answer has none."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    return choice.get("finish_reason") if isinstance(choice, dict) else None
+
+
 def is_empty_answer(data: Any) -> bool:
     """A readable chat answer that says nothing: no text (content null, missing or blank) and no tool calls.
 

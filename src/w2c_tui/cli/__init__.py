@@ -38,6 +38,15 @@ def build_parser() -> argparse.ArgumentParser:
     probe_cmd.register(sub)
     data_cmd.register(sub)
     mlflow_cmd.register(sub)
+    from w2c_tui.cli import judge_check_cmd
+
+    judge_check_cmd.register(sub)
+    from w2c_tui.cli import compare_cmd
+
+    compare_cmd.register(sub)
+    from w2c_tui.cli import export_cmd
+
+    export_cmd.register(sub)
     return parser
 
 

@@ -30,9 +30,11 @@ def render(state: RunState) -> list[str]:
         )
     retries = ", ".join(f"{cause}×{n}" for cause, n in sorted(snap["retries"].items())) or "none"
     lat = snap["latency_p50"], snap["latency_p95"]
+    cancelled = snap.get("cancelled_requests") or 0
     lines.append(
-        f"  requests {snap['requests']} ({snap['requests_per_second']:.1f}/s, in flight {snap['in_flight']}) "
+        f"  requests {snap['requests']} ({snap['requests_per_second']:.1f}/s, in flight {snap['in_flight']}{_limits(snap)}) "
         f"latency p50 {fmt(lat[0], 2)}s p95 {fmt(lat[1], 2)}s  retries {retries}  errors {snap['errors']}"
+        + (f"  cancelled {cancelled}" if cancelled else "")
     )
     for provider, wait in snap["waits"].items():
         lines.append(f"  waiting {wait['seconds_left']:.0f} s: {wait['cause']} from {provider}")
@@ -40,6 +42,16 @@ def render(state: RunState) -> list[str]:
         bad = ", ".join(f"{kind}×{n}" for kind, n in sorted(snap["bad_answers"].items())) or "none"
         lines.append(f"  empty answers {snap['empty_answers']}  unreadable answers {bad}")
     return lines
+
+
+def _limits(snap: dict) -> str:
+    """", limit 12/128" per provider: the live concurrency limit under its ceiling, and its 429s."""
+    parts = [
+        f"{name + ' ' if len(snap['pacing']) > 1 else ''}{p['limit']}/{p['ceiling']}"
+        + (f" 429s {p['overloads']}" if p.get("overloads") else "")
+        for name, p in sorted((snap.get("pacing") or {}).items())
+    ]
+    return f", limit {', '.join(parts)}" if parts else ""
 
 
 def end_notes(state: RunState) -> list[str]:
@@ -52,9 +64,15 @@ def end_notes(state: RunState) -> list[str]:
         lines.append(f"w2c-tui: {n} answer(s) could not be read ({kind}): {message}")
     for name, p in snap["pipelines"].items():
         if p["answers"] and p["empty_answers"] * 2 > p["answers"]:
+            if p["cut_answers"] * 2 > p["empty_answers"]:
+                advice = (
+                    f"{p['cut_answers']} stopped at max_tokens (finish_reason length): raise max_tokens "
+                    "(a reasoning model may spend them all before answering)"
+                )
+            else:
+                advice = "check the model name and the server's log"
             lines.append(
-                f"w2c-tui: {p['empty_answers']} of {p['answers']} {name} answers were empty (content null): "
-                "check the model name and the server's log"
+                f"w2c-tui: {p['empty_answers']} of {p['answers']} {name} answers were empty (no text, no tool call): {advice}"
             )
     return lines
 

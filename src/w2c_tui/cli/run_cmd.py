@@ -64,15 +64,19 @@ def run(args: argparse.Namespace) -> int:
                 if pipeline["status"] == CANCELLED:
                     reason = f"stopped by the user after {pipeline['done']} of {pipeline['total']} examples"
                 else:
-                    reason = pipeline["message"] or f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
+                    reason = pipeline["message"] or (
+                        f"{pipeline['failed']} example(s) could not be obtained; the last: {pipeline['last_failure']}"
+                        if pipeline["last_failure"]
+                        else f"{pipeline['failed']} example(s) could not be obtained (see audit events)"
+                    )
                 print(f"w2c-tui: {name} {pipeline['status']}: {reason}", file=sys.stderr)
     # A pipeline that stopped on a fatal error (401, 403, 404, a model the server cannot run)
     # fails the same way again: the user must fix something, a resume alone cannot help.
     failed = any(status == FAILED for outcome in outcomes for status in outcome.statuses.values())
     if failed:
         print(
-            "w2c-tui: a pipeline stopped on an error that would only happen again: fix what it names "
-            "(model name, base_url or token), then run again; rows already written are kept",
+            "w2c-tui: a pipeline stopped on an error that would only happen again: fix what its line above "
+            "names, then run again; rows already written are kept",
             file=sys.stderr,
         )
     elif not ok:

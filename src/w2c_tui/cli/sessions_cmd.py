@@ -8,6 +8,9 @@ from pathlib import Path
 
 from w2c_tui.cli import CliError
 from w2c_tui.cli.common import add_config_argument, fmt, workdir_of
+from w2c_tui.cli import judge_check_cmd
+from w2c_tui.cli.show_text import agreement_lines, metric_detail_lines, session_agreement_json
+from w2c_tui.store.usage_text import pipeline_usage_line, session_usage_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,6 +86,12 @@ def _audit_line(summary: dict) -> str:
     return text
 
 
+def _judge_note_json(info) -> dict | None:
+    """The judge link of a session that uses a judge (None for any other session)."""
+    note = judge_check_cmd.session_note(info)
+    return note.to_json() if note is not None else None
+
+
 def _pipeline_json(p) -> dict:
     from w2c_tui.metrics.compute import coverage
 
@@ -112,6 +121,9 @@ def show(args: argparse.Namespace) -> int:
                     "session": info.summary(),
                     "metrics": {p.exp_name: p.metrics for p in info.pipelines},
                     "pipelines": {p.exp_name: _pipeline_json(p) for p in info.pipelines},
+                    "agreement": session_agreement_json(info),
+                    "usage": _usage_json(info),
+                    "judge_check_link": _judge_note_json(info),
                 },
                 indent=2,
             )
@@ -123,6 +135,7 @@ def show(args: argparse.Namespace) -> int:
     earlier = info.origin == "earlier-suite"
     print(
         f"session {info.fingerprint}  run {info.run_key}  target {info.target_model}  status {with_hint(info.status)}"
+        + ("  SIMULATED (answers from the simulated endpoint, not a model)" if info.simulated else "")
         + ("  [written by the earlier suite: metrics below are ours, recomputed from its checkpoints]" if earlier else "")
     )
     if info.damaged:
@@ -130,9 +143,15 @@ def show(args: argparse.Namespace) -> int:
     endpoint = endpoint_text(info.manifest)
     if endpoint:
         print(f"  {endpoint}")
+    for line in judge_check_cmd.note_lines(judge_check_cmd.session_note(info)):
+        print(line)
     for p in info.pipelines:
         m = p.metrics or {}
         print(pipeline_line(p.exp_name, p.status, m))
+        for line in metric_detail_lines(m):
+            print(line)
+        for line in judge_check_cmd.show_lines(m):
+            print(line)
         for note in p.notes:
             print(f"      note: {note}")
         for variant, vm in (m.get("variants") or {}).items():
@@ -147,11 +166,25 @@ def show(args: argparse.Namespace) -> int:
             )
         if earlier:
             _print_comparison(p)
+        usage_line = pipeline_usage_line(m)
+        if usage_line:
+            print(usage_line)
         print(_audit_line(p.audit_summary))
     # Pipelines the capability probe refused never ran: no folder, only the manifest says so.
     for exp_name, reason in info.refused.items():
         print(f"  {exp_name:<34} {'refused':<22} {'not run':<18} {reason}")
+    for line in agreement_lines(session_agreement_json(info)):
+        print(line)
+    if not earlier:  # the earlier suite recorded no usage
+        for line in session_usage_lines(_usage_json(info)):
+            print(line)
     return 0
+
+
+def _usage_json(info) -> dict:
+    from w2c_tui.store.usage import session_usage
+
+    return session_usage({p.exp_name: p.metrics for p in info.pipelines}, info.manifest)
 
 
 def _print_comparison(p) -> None:

@@ -14,7 +14,7 @@ In the fingerprint (documented in docs/configuration.md):
             query or trailing slash), so a change of server starts a new session
 Left out, so that changing them resumes the same session: which pipelines are switched on
 (each writes its own checkpoint folder), concurrency, rate limits, timeouts, retry policy,
-tokens, paths, MLflow settings, [debug] and [available_models].
+tokens, paths, MLflow settings, [debug], [available_models] and [prices].
 """
 
 from __future__ import annotations

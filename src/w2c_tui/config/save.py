@@ -24,6 +24,8 @@ from w2c_tui.config.schema import ProviderSettings, Settings
 # Per provider: a token read from .env lives only in memory; one already in the file is left there.
 _PROVIDER_KEYS_NEVER_WRITTEN = {"token"}
 _MISSING = object()
+# The commented example: a link to the repository's config.example.toml, packaged with the module.
+EXAMPLE_CONFIG = Path(__file__).with_name("config.example.toml")
 
 
 def save_settings(
@@ -46,10 +48,15 @@ def save_settings(
         original = target.read_text(encoding="utf-8") if target.exists() else None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} was not saved: it cannot be read ({exc})") from None
-    on_disk = _settings_of(original, path) if original is not None else Settings()
-    baseline = loaded_as if loaded_as is not None else on_disk
-
-    document = tomlkit.parse(original) if original is not None else tomlkit.document()
+    if original is not None:
+        on_disk = _settings_of(original, path)
+        baseline = loaded_as if loaded_as is not None else on_disk
+        document = tomlkit.parse(original)
+    else:
+        # A first save starts from config.example.toml, so every key comes with its comment;
+        # the values that differ from the example's are then written over it as for any file.
+        document, baseline = _example_document(path)
+        renamed = _adopt_example_provider(baseline, settings, renamed)
     new, old = settings.model_dump(mode="json"), baseline.model_dump(mode="json")
     providers_new, providers_old = new.pop("providers"), old.pop("providers")
     _write_changes(document, new, old)
@@ -61,6 +68,28 @@ def save_settings(
     _settings_of(text, path, checking_result=True)
     _replace(target, text)
     return path
+
+
+def _example_document(path: Path) -> tuple[Any, Settings]:
+    """config.example.toml (shipped beside this module) as a document and as settings.
+
+    Without it (a damaged install) a first save writes a bare file, as before.
+    """
+    try:
+        text = EXAMPLE_CONFIG.read_text(encoding="utf-8")
+        return tomlkit.parse(text), validate(tomllib.loads(text), path, text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ConfigError):
+        return tomlkit.document(), Settings()
+
+
+def _adopt_example_provider(example: Settings, settings: Settings, renamed: Mapping[str, str] | None) -> dict[str, str]:
+    """Let the user's first provider take over the example's first table, comments and all."""
+    renamed = dict(renamed or {})
+    unknown = [name for name in settings.providers if name not in example.providers]
+    first = next(iter(example.providers), None)
+    if unknown and first is not None and first not in settings.providers:
+        renamed.setdefault(first, unknown[0])
+    return renamed
 
 
 def _settings_of(text: str, path: Path, *, checking_result: bool = False) -> Settings:

@@ -99,6 +99,11 @@ class ProviderSettings(Section):
     model_prefixes: list[str] = Field(default_factory=list)
     max_concurrency: int = Field(default=16, ge=1, le=1024)
     requests_per_minute: int = Field(default=0, ge=0, le=1_000_000)
+    tokens_per_minute: int = Field(default=0, ge=0, le=1_000_000_000)
+    # The live limit of requests in flight adapts to 429s under max_concurrency (api/adaptive.py).
+    adaptive_concurrency: bool = True
+    initial_concurrency: int = Field(default=0, ge=0, le=1024)  # 0: min(16, max_concurrency)
+    min_concurrency: int = Field(default=1, ge=1, le=1024)
     default: bool = False
     # A stable name for the server in the session fingerprint, used instead of base_url
     # (e.g. when a gateway moves but serves the same deployment).
@@ -110,6 +115,14 @@ class ProviderSettings(Section):
     @classmethod
     def _url(cls, value: str) -> str:
         return check_base_url(value)
+
+    @field_validator("initial_concurrency", "min_concurrency")
+    @classmethod
+    def _under_ceiling(cls, value: int, info: ValidationInfo) -> int:
+        ceiling = info.data.get("max_concurrency")
+        if isinstance(ceiling, int) and value > ceiling:
+            raise ValueError(f"must not exceed max_concurrency ({ceiling})")
+        return value
 
     @field_validator("token")
     @classmethod
@@ -260,6 +273,16 @@ class MlflowSettings(Section):
     _names = field_validator("tracking_uri", "experiment_name", mode="before")(_strip)
 
 
+PRICE_MAX_PER_MILLION = 1_000_000.0
+
+
+class ModelPrice(Section):
+    """What a model costs, in one currency of your choice, per million tokens (`[prices."<model>"]`)."""
+
+    input_per_million: float = Field(ge=0, le=PRICE_MAX_PER_MILLION, allow_inf_nan=False)
+    output_per_million: float = Field(ge=0, le=PRICE_MAX_PER_MILLION, allow_inf_nan=False)
+
+
 class Settings(Section):
     run: RunSettings = Field(default_factory=RunSettings)
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
@@ -273,6 +296,8 @@ class Settings(Section):
     debug: dict[str, Any] = Field(default_factory=dict)
     # provider -> model names (a list, or one name), offered as suggestions in the app.
     available_models: dict[str, ModelNames] = Field(default_factory=dict)
+    # model name -> its price; optional, for cost estimates and reports, never in the fingerprint.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     @field_validator("providers")
     @classmethod

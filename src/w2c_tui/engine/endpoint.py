@@ -29,6 +29,10 @@ def api_providers(loaded: LoadedConfig, sim_url: str | None = None) -> list[Prov
             max_concurrency=p.max_concurrency,
             requests_per_minute=p.requests_per_minute,
             is_default=p.default,
+            tokens_per_minute=p.tokens_per_minute,
+            initial_concurrency=p.initial_concurrency,
+            min_concurrency=p.min_concurrency,
+            adaptive_concurrency=p.adaptive_concurrency,
         )
         for name, p in loaded.settings.providers.items()
     ]

@@ -1,11 +1,28 @@
-"""What a launch will cost before it starts: requests per pipeline and rough prompt tokens.
+"""What a launch will cost before it starts: requests, tokens, time at the current limits, money.
 
 The pipelines and sweeps are the plan's own (`engine.plan.planned_exp_names`); what one
 example costs is each kind's registry entry (`store/kinds.py`): llm_judge 2 requests
 (target + judge; a judge repair adds one more, rarely), mcq 1, mcq_logprob 1 /completions
-request (plus five small /tokenize calls where the server has a tokenizer, not counted
-here); a stability sweep is k times its method. Prompt tokens are estimated as
-characters / 4 of the real prompts, measured on a sample of examples and scaled up.
+request plus five small /tokenize calls (`tokenize_calls`, where the server has a
+tokenizer); a stability sweep is k times its method. The figures are for one session (one
+target model); a launch with several target models runs one session each.
+
+- Prompt tokens: characters of the real prompts (measured on a sample of examples, scaled
+  up) / CHARS_PER_TOKEN. These prompts are mostly JSON tool schemas, which tokenize finer
+  than prose (~4 characters a token): on the bundled prompts the sim's GPT-like splitter
+  gives 2.75, SmolLM2's BPE tokenizer (49k vocabulary) 3.7, larger vocabularies more; 3
+  lies between, erring towards more tokens for a real model (a budget should not fall short).
+- Completion tokens: the kind's typical figure per example (`completion_tokens`), and at
+  most its [pipelines] max_tokens (`completion_limit_keys`). Free answers of real models
+  vary most (llm_judge): the typical figure is a short answer, the bound is the budget.
+- Time, each pipeline alone and the session (its pipelines share their provider's limits):
+  per provider the largest of requests x latency / max_concurrency, requests /
+  requests_per_minute and tokens / tokens_per_minute. The latency of a real server is
+  assumed (REQUEST_SECONDS + completion tokens / DECODE_TOKENS_PER_SECOND); the embedded
+  simulator answers at once, so its time is this machine's CPU per request (SIM_*,
+  measured by benchmarks/estimate_vs_actual.py).
+- Cost, when `[prices."<model>"]` prices the models used (typical and at most); a judge
+  kind's tokens are split evenly between target and judge.
 """
 
 from __future__ import annotations
@@ -13,21 +30,43 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from w2c_tui.api.providers import ProviderSettings as RoutedProvider
+from w2c_tui.api.providers import route
 from w2c_tui.config.schema import Settings
 from w2c_tui.engine.plan import planned_exp_names
+from w2c_tui.engine.usage_report import price_table
 from w2c_tui.pipelines.kind_code import resolve
 from w2c_tui.store import kinds
+from w2c_tui.store.usage import COST_DECIMALS, Price
 
-CHARS_PER_TOKEN = 4
+CHARS_PER_TOKEN = 3.0
 _SAMPLE = 40
+
+# A real server's latency per request (assumed: the largest uncertainty of the time estimate).
+REQUEST_SECONDS = 0.5
+DECODE_TOKENS_PER_SECOND = 50.0
+TOKENIZE_SECONDS = 0.05
+# The embedded simulator (loopback, no latency): CPU per answered request, plus per echoed
+# prompt token of log-probability requests, on the project's 2-core machine.
+SIM_CONCURRENCY = 32  # engine/endpoint.py gives the embedded simulator this max_concurrency
+SIM_SECONDS_PER_REQUEST = 0.0024
+SIM_SECONDS_PER_ECHOED_TOKEN = 0.000003
 
 
 @dataclass
 class Estimate:
     n_examples: int
-    requests: dict[str, int] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)  # generation requests (chat, completions)
     prompt_tokens: dict[str, int] = field(default_factory=dict)
     tokenize_calls: dict[str, int] = field(default_factory=dict)  # small /tokenize calls beside the requests
+    completion_tokens: dict[str, int] = field(default_factory=dict)  # typical
+    completion_tokens_max: dict[str, int] = field(default_factory=dict)  # at most (max_tokens)
+    seconds: dict[str, float] = field(default_factory=dict)  # each pipeline alone, at the current limits
+    session_seconds: float = 0.0  # all pipelines at once, sharing their providers' limits
+    # model -> [prompt tokens, typical completion tokens, most completion tokens]
+    model_tokens: dict[str, list[int]] = field(default_factory=dict)
+    cost: dict[str, Any] | None = None  # typical, at_most, priced_models, unpriced_models; None when unpriced
+    limits: dict[str, dict[str, Any]] = field(default_factory=dict)  # provider -> the limits the time assumed
 
     @property
     def total_requests(self) -> int:
@@ -36,6 +75,43 @@ class Estimate:
     @property
     def total_prompt_tokens(self) -> int:
         return sum(self.prompt_tokens.values())
+
+    @property
+    def total_tokenize_calls(self) -> int:
+        return sum(self.tokenize_calls.values())
+
+    @property
+    def total_completion_tokens(self) -> int:
+        return sum(self.completion_tokens.values())
+
+    @property
+    def total_completion_tokens_max(self) -> int:
+        return sum(self.completion_tokens_max.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest's `estimate`: per pipeline and in total (answered requests include /tokenize)."""
+        pipelines = {
+            name: {
+                "requests": self.requests[name] + self.tokenize_calls.get(name, 0),
+                "prompt_tokens": self.prompt_tokens.get(name, 0),
+                "completion_tokens": self.completion_tokens.get(name, 0),
+                "completion_tokens_max": self.completion_tokens_max.get(name, 0),
+                "seconds": round(self.seconds.get(name, 0.0), 1),
+            }
+            for name in self.requests
+        }
+        return {
+            "n_examples": self.n_examples,
+            "requests": self.total_requests + self.total_tokenize_calls,
+            "prompt_tokens": self.total_prompt_tokens,
+            "completion_tokens": self.total_completion_tokens,
+            "completion_tokens_max": self.total_completion_tokens_max,
+            "seconds": round(self.session_seconds, 1),
+            "cost": self.cost,
+            "pipelines": pipelines,
+            "limits": self.limits,
+            "chars_per_token": CHARS_PER_TOKEN,
+        }
 
 
 def planned_pipelines(settings: Settings) -> list[tuple[str, str, int]]:
@@ -57,14 +133,148 @@ def prompt_chars_per_method(examples: list[Any]) -> dict[str, float]:
     return measured
 
 
-def estimate(settings: Settings, n_examples: int, chars_per_method: dict[str, float] | None = None) -> Estimate:
+@dataclass
+class _Load:
+    """What one pipeline asks of one provider."""
+
+    request_seconds: float = 0.0  # requests x latency (already divided by nothing)
+    requests: int = 0
+    tokens: int = 0
+
+
+def estimate(
+    settings: Settings,
+    n_examples: int,
+    chars_per_method: dict[str, float] | None = None,
+    target_model: str | None = None,
+    pipelines: list[tuple[str, str, int]] | None = None,
+) -> Estimate:
+    """The estimate of one session of `target_model` (default: the first target model), for
+    `pipelines` (exp_name, method, repeats; default: those the settings switch on)."""
     result = Estimate(n_examples)
-    for exp_name, method, repeats in planned_pipelines(settings):
+    target = target_model or next(iter(settings.models.target_models), "")
+    judge = settings.models.judge_model
+    providers = _providers(settings)
+    loads: dict[str, dict[str, _Load]] = {}  # exp_name -> provider -> load
+    for exp_name, method, repeats in planned_pipelines(settings) if pipelines is None else pipelines:
         kind = kinds.get(method)
-        result.requests[exp_name] = n_examples * kind.requests_per_example * repeats
-        if kind.tokenize_calls_per_example:
-            result.tokenize_calls[exp_name] = n_examples * kind.tokenize_calls_per_example * repeats
+        runs = n_examples * repeats
+        requests = runs * kind.requests_per_example
+        tokenize = runs * kind.tokenize_calls_per_example
+        result.requests[exp_name] = requests
+        if tokenize:
+            result.tokenize_calls[exp_name] = tokenize
+        prompt = int(runs * (chars_per_method or {}).get(method, 0.0) / CHARS_PER_TOKEN)
+        limit = sum(int(getattr(settings.pipelines, key, 0)) for key in kind.completion_limit_keys)
+        typical = min(kind.completion_tokens, limit) if limit else kind.completion_tokens
+        completion, most = runs * typical, runs * (limit or kind.completion_tokens)
         if chars_per_method:
-            tokens = chars_per_method.get(method, 0.0) / CHARS_PER_TOKEN
-            result.prompt_tokens[exp_name] = int(n_examples * repeats * tokens)
+            result.prompt_tokens[exp_name] = prompt
+        result.completion_tokens[exp_name] = completion
+        result.completion_tokens_max[exp_name] = most
+        # Who gets what: a judge kind sends its first request to the target, the rest to the judge.
+        shares = [(target, 1.0, 1)]
+        if kind.uses_judge:
+            shares = [(target, 0.5, 1), (judge, 0.5, kind.requests_per_example - 1)]
+        for model, share, per_example in shares:
+            tokens = result.model_tokens.setdefault(model, [0, 0, 0])
+            tokens[0] += int(prompt * share)
+            tokens[1] += int(completion * share)
+            tokens[2] += int(most * share)
+            provider = route(model, providers) if providers else None
+            load = loads.setdefault(exp_name, {}).setdefault(provider.name if provider else "", _Load())
+            n = runs * per_example
+            load.requests += n
+            load.tokens += int((prompt + completion) * share)
+            if provider is None:  # the embedded simulator: CPU per request
+                echoed = prompt * share if kind.needs_prompt_logprobs else 0.0
+                load.request_seconds += n * SIM_SECONDS_PER_REQUEST + echoed * SIM_SECONDS_PER_ECHOED_TOKEN
+            else:
+                per_request = completion * share / n if n else 0.0
+                load.request_seconds += n * (REQUEST_SECONDS + per_request / DECODE_TOKENS_PER_SECOND)
+        if tokenize:  # /tokenize goes to the target's server
+            provider = route(target, providers) if providers else None
+            load = loads[exp_name].setdefault(provider.name if provider else "", _Load())
+            load.requests += tokenize
+            load.request_seconds += tokenize * (SIM_SECONDS_PER_REQUEST if provider is None else TOKENIZE_SECONDS)
+    limits = {name: _limits(settings, name) for name in {p for per in loads.values() for p in per}}
+    result.limits = {name or "simulated": lim for name, lim in limits.items()}
+    for exp_name, per_provider in loads.items():
+        result.seconds[exp_name] = max(_seconds(load, limits[name]) for name, load in per_provider.items())
+    combined: dict[str, _Load] = {}
+    for per_provider in loads.values():
+        for name, load in per_provider.items():
+            total = combined.setdefault(name, _Load())
+            total.request_seconds += load.request_seconds
+            total.requests += load.requests
+            total.tokens += load.tokens
+    result.session_seconds = max((_seconds(load, limits[name]) for name, load in combined.items()), default=0.0)
+    result.cost = estimate_cost(result.model_tokens, price_table(settings))
     return result
+
+
+def plan_estimate(settings: Settings, plan: Any) -> dict[str, Any]:
+    """The estimate of one planned session (engine.plan.SessionPlan), as the manifest records it."""
+    pipelines = [(name, name, 1) for name in plan.pipelines] + [(s.exp_name, s.method, s.k) for s in plan.sweeps]
+    chars = prompt_chars_per_method(plan.examples)
+    return estimate(settings, len(plan.examples), chars, plan.target_model, pipelines).as_dict()
+
+
+def estimate_cost(model_tokens: dict[str, list[int]], prices: dict[str, Price]) -> dict[str, Any] | None:
+    """Typical and largest cost of the estimated tokens; None when no model used is priced."""
+    priced = [m for m in model_tokens if m in prices]
+    if not priced:
+        return None
+
+    def cost(completion_index: int) -> float:
+        return sum(
+            model_tokens[m][0] * prices[m].input_per_million
+            + model_tokens[m][completion_index] * prices[m].output_per_million
+            for m in priced
+        ) / 1e6
+
+    return {
+        "typical": round(cost(1), COST_DECIMALS),
+        "at_most": round(cost(2), COST_DECIMALS),
+        "priced_models": sorted(priced),
+        "unpriced_models": sorted(m for m in model_tokens if m not in prices),
+    }
+
+
+def _providers(settings: Settings) -> list[RoutedProvider]:
+    """The configured providers for routing; [] means the embedded simulator."""
+    return [
+        RoutedProvider(
+            name=name,
+            base_url=p.base_url,
+            model_prefixes=list(p.model_prefixes),
+            max_concurrency=p.max_concurrency,
+            requests_per_minute=p.requests_per_minute,
+            is_default=p.default,
+        )
+        for name, p in settings.providers.items()
+    ]
+
+
+def _limits(settings: Settings, provider: str) -> dict[str, Any]:
+    if not provider:
+        return {"max_concurrency": SIM_CONCURRENCY, "requests_per_minute": 0, "tokens_per_minute": 0, "simulated": True}
+    p = settings.providers[provider]
+    return {
+        "max_concurrency": p.max_concurrency,
+        "requests_per_minute": p.requests_per_minute,
+        # tokens_per_minute is read defensively: a config without token budgets has none.
+        "tokens_per_minute": int(getattr(p, "tokens_per_minute", 0) or 0),
+        "simulated": False,
+    }
+
+
+def _seconds(load: _Load, limits: dict[str, Any]) -> float:
+    if limits.get("simulated"):  # CPU-bound: more concurrency does not make it faster
+        return load.request_seconds
+    bounds = [load.request_seconds / max(1, limits["max_concurrency"])]
+    if limits["requests_per_minute"]:
+        bounds.append(load.requests * 60.0 / limits["requests_per_minute"])
+    if limits["tokens_per_minute"]:
+        bounds.append(load.tokens * 60.0 / limits["tokens_per_minute"])
+    return max(bounds)

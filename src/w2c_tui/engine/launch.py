@@ -23,6 +23,7 @@ from w2c_tui.engine.capabilities import check_logprob_support
 from w2c_tui.pipelines.mcq_logprob import support_key
 # api_providers and SIM_PROVIDER moved to engine/endpoint.py; still importable from here.
 from w2c_tui.engine.endpoint import SIM_PROVIDER, api_providers, public_providers, strip_url_credentials  # noqa: F401
+from w2c_tui.engine.estimate import plan_estimate
 from w2c_tui.engine.observer import SessionObserver
 from w2c_tui.engine.plan import PlanError, SessionPlan, plan_sessions, resolve_run_key
 from w2c_tui.engine.resume import find_session, retarget
@@ -85,11 +86,7 @@ class Launch:
     ) -> None:
         self.loaded = loaded
         try:
-            if resume_session:
-                self.run_key, self.plans = _resume_plans(loaded, resume_session, run_key, models, only)
-            else:
-                self.run_key = resolve_run_key(loaded, run_key)
-                self.plans = plan_sessions(loaded, self.run_key, models=models, only=only)
+            self.run_key, self.plans = self._plan(run_key, models, only, resume_session)
         except (PlanError, DataError, ValueError) as exc:
             raise LaunchError(str(exc)) from None
         self.redactor = Redactor(loaded.secrets)
@@ -103,6 +100,15 @@ class Launch:
         self.logprob_support: dict[str, Any] = {}  # fingerprint -> what the capability probe found
         self.notify: Callable[[str], None] = lambda message: None  # the CLI prints, the TUI notifies
         self._cancelled = False
+
+    def _plan(
+        self, run_key: str | None, models: list[str] | None, only: list[str] | None, resume_session: str | None
+    ) -> tuple[str, list[SessionPlan]]:
+        """(run key, sessions) of this launch; a launch of another kind (judge-check) plans its own."""
+        if resume_session:
+            return _resume_plans(self.loaded, resume_session, run_key, models, only)
+        key = resolve_run_key(self.loaded, run_key)
+        return key, plan_sessions(self.loaded, key, models=models, only=only)
 
     def models_used(self, plan: SessionPlan) -> list[str]:
         models = [plan.target_model]
@@ -150,6 +156,18 @@ class Launch:
                     f"provider '{provider.name}' at {provider.base_url} does not answer like an OpenAI-compatible API "
                     f"(GET /models gave {kind or 'no content type'}); check that base_url ends with /v1"
                 )
+            if listing.ok:
+                self._warn_unlisted(provider, listing.models, providers)
+
+    def _warn_unlisted(self, provider: ProviderSettings, listed: list[str], providers: list[ProviderSettings]) -> None:
+        """A model the server does not list is said once; gateways serve unlisted models, so it goes on."""
+        wanted = {m for plan in self.plans for m in self.models_used(plan) if route(m, providers).name == provider.name}
+        shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
+        for model in sorted(wanted - set(listed)):
+            self.notify(
+                f"provider '{provider.name}' does not list model '{model}' "
+                f"(GET /models lists {shown or 'no model'}); going on, but check the name if its requests fail"
+            )
 
     def check_workdir(self) -> None:
         workdir = self.loaded.workdir
@@ -239,7 +257,8 @@ class Launch:
         settings = self.loaded.settings
         state = self.states[plan.fingerprint]
         try:
-            self._open_manifest(plan, providers)
+            # In a thread: the manifest's estimate builds prompts of 40 examples (~0.1 s), and it is disk I/O.
+            await asyncio.to_thread(self._open_manifest, plan, providers)
         except (ManifestError, OSError) as exc:
             raise LaunchError(str(exc)) from None
         observer = SessionObserver(plan.paths, state)
@@ -249,6 +268,7 @@ class Launch:
         target_provider = route(plan.target_model, providers)
         state.max_concurrency = target_provider.max_concurrency
         client = ApiClient(providers, policy, http.timeout_seconds, observer=observer, secrets=self.loaded.secrets)
+        state.pacing_source = client.pacing
         runner = SessionRunner(
             self.loaded, plan, client, state, self.redactor,
             workers=target_provider.max_concurrency, audit_logs=observer.audit_logs,
@@ -263,6 +283,8 @@ class Launch:
         finally:
             await client.aclose()
             observer.close()
+        state.phase = "packing"  # closed traces -> .jsonl.gz (seconds for mcq_logprob), before MLflow copies them
+        await asyncio.to_thread(observer.pack_traces)
         if settings.mlflow.enabled:
             state.phase = "tracking"
             state.mlflow_ids = await asyncio.to_thread(
@@ -311,6 +333,7 @@ class Launch:
                 "endpoint": plan.endpoint,
                 "providers": public_providers(providers),
                 "w2c_tui_version": __version__,
+                "estimate": plan_estimate(settings, plan),  # beside the actual usage once it has run
                 # What the capability probe found, and the pipelines it refused (never run here).
                 **({"logprob_probe": self.redactor.data(support.to_json())} if support is not None else {}),
                 **({"refused_pipelines": refused} if refused else {}),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from w2c_tui.api.compat import CHAT_ENDPOINT
-from w2c_tui.api.results import is_empty_answer
+from w2c_tui.api.results import finish_reason, is_empty_answer
 from w2c_tui.api.trace import CallContext
+from w2c_tui.engine.pacing import PacingAudit
 from w2c_tui.engine.state import RunState
 from w2c_tui.store.audit import AuditLog
+from w2c_tui.store.call_files import pack_calls
 from w2c_tui.store.jsonl import JsonlAppender
 from w2c_tui.store.layout import SessionPaths
 
@@ -22,10 +25,12 @@ class SessionObserver:
         self.paths = paths
         self.state = state
         self._traces: dict[str, JsonlAppender] = {}
+        self._closed_traces: list[Path] = []  # packed by `pack_traces` once the run is over
         self.audit_logs: dict[str, AuditLog] = {}  # exp_name -> its audit log, filled by the runner
         self._target: str | None = None
         self._on_target_answer: Callable[[str, str, Any, Any], None] | None = None
         self._answered: set[str] = set()  # exp_names that got their first target answer
+        self._pacing_audit = PacingAudit()
 
     def watch_target(self, model: str, callback: Callable[[str, str, Any, Any], None]) -> None:
         """Call `callback(exp_name, endpoint, body, headers)` for each pipeline's first answer of `model`."""
@@ -33,7 +38,9 @@ class SessionObserver:
 
     def on_response(self, provider: str, endpoint: str, model: str | None, data: Any, headers: Any, ctx: Any) -> None:
         if endpoint == CHAT_ENDPOINT:
-            self.state.on_chat_answer(getattr(ctx, "exp_name", None), is_empty_answer(data))
+            empty = is_empty_answer(data)
+            cut = empty and finish_reason(data) == "length"  # e.g. a reasoning model spent max_tokens thinking
+            self.state.on_chat_answer(getattr(ctx, "exp_name", None), empty, cut=cut)
         callback = self._on_target_answer
         if callback is None or model != self._target or endpoint not in GENERATION_ENDPOINTS:
             return
@@ -49,6 +56,7 @@ class SessionObserver:
         if writer is None:
             writer = self._traces[exp_name] = JsonlAppender(self.paths.calls_file(exp_name))
         writer.append(record)
+        self.state.usage.add_record(record)  # the same sums finalize reads back from this trace
         usage = record.get("usage") or {}
         if usage:
             self.state.on_usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
@@ -61,6 +69,13 @@ class SessionObserver:
 
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
         self.state.on_request_end(provider, latency_ms, ok)
+
+    def on_request_cancelled(self, provider: str) -> None:
+        self.state.on_request_cancelled(provider)
+
+    def on_limit_change(self, provider: str, change: dict[str, Any], ctx: CallContext | None) -> None:
+        audit = self.audit_logs.get(ctx.exp_name) if ctx and ctx.exp_name else None
+        self._pacing_audit.on_change(audit, provider, change)
 
     def on_compat(self, provider: str, kind: str, details: str, ctx: CallContext | None) -> None:
         self.state.on_compat(provider, kind, details)
@@ -77,4 +92,15 @@ class SessionObserver:
     def close(self) -> None:
         for writer in self._traces.values():
             writer.close()
+        self._closed_traces.extend(writer.path for writer in self._traces.values())
         self._traces.clear()
+
+    def pack_traces(self) -> None:
+        """Pack the closed traces into `.jsonl.gz` (blocking: run it in a thread). A trace that
+        cannot be packed stays readable as it is."""
+        while self._closed_traces:
+            path = self._closed_traces.pop()
+            try:
+                pack_calls(path)
+            except Exception:  # noqa: BLE001 - the plain .jsonl stays whole and readable; the next launch packs it
+                pass

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 import traceback
 from typing import Any
 
@@ -14,6 +13,8 @@ from w2c_tui.data import Example
 from w2c_tui.engine.finalize import audit_label_conflicts, metrics_for, metrics_stale, write_summaries
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import PipelineProgress, RunState
+from w2c_tui.engine.pacing import record_pacing
+from w2c_tui.engine.usage_report import pipeline_usage
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines.kind_code import pipeline_class
@@ -21,10 +22,15 @@ from w2c_tui.redaction import Redactor
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, RUNNING
 from w2c_tui.store import kinds
 from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.store.jsonl import StorageError
 from w2c_tui.store.session import is_done, mark_done
 
 # Errors after which no further example of the pipeline can succeed.
 FATAL_STATUSES = {401, 403, 404}
+
+
+# Failure causes that are the server's answer to the request itself, not a passing condition.
+REFUSALS = {"permanent_error", "bad_response"}
 
 
 class FatalPipelineError(RuntimeError):
@@ -117,8 +123,7 @@ class SessionRunner:
             for example in examples:
                 row = finished.get(example.uuid)
                 if row is not None:
-                    progress.record(example.correct_answer, pipeline.label_of(row))
-                    progress.resumed += 1
+                    progress.record(example.correct_answer, pipeline.label_of(row), resumed=True)
             pending = [e for e in examples if e.uuid not in finished]
             wanted = {e.uuid for e in examples}
             planned_rows = {u: r for u, r in finished.items() if u in wanted}
@@ -130,9 +135,12 @@ class SessionRunner:
                 progress.status = COMPLETE
                 return
             progress.status = RUNNING
-            progress.started_at = time.monotonic()
+            progress.started_at = progress.clock()
             pipeline.prepare(pending)
             await self._work(pipeline, pending, progress)
+            if progress.failed and progress.done == progress.resumed and set(progress.failure_causes) <= REFUSALS:
+                # Not one answer, and every request refused outright: a resume would be refused again.
+                raise FatalPipelineError(f"every request was refused; the last: {progress.last_failure}")
         except FatalPipelineError as exc:
             progress.status = FAILED
             progress.message = str(exc)
@@ -144,6 +152,15 @@ class SessionRunner:
             )
         except asyncio.CancelledError:
             progress.status = CANCELLED
+        except StorageError as exc:  # the disk, not the run: rows so far are whole, a resume continues
+            progress.status = FAILED
+            progress.message = self.redactor.text(exc.advice(self.plan.paths.run_key))
+            ctx.audit.emit(
+                "pipeline_stopped_fatal_error",
+                stage="checkpoint",
+                severity="error",
+                details={"error": progress.message[:500], "examples_left": len(self.plan.examples) - progress.done},
+            )
         except Exception as exc:  # a bug of ours: the rows so far stay and are finalized; say what broke
             progress.status = FAILED
             progress.message = self.redactor.text(f"internal error (please report it): {type(exc).__name__}: {exc}")
@@ -159,8 +176,12 @@ class SessionRunner:
             )
         finally:
             pipeline.close()
-            progress.finished_at = time.monotonic()
-        await asyncio.to_thread(self._finalize, pipeline, progress)
+            progress.finished_at = progress.clock()
+        try:
+            await asyncio.to_thread(self._finalize, pipeline, progress)
+        except StorageError as exc:  # metrics.json cannot be written: the rows are, show rebuilds from them
+            progress.status = FAILED
+            progress.message = progress.message or self.redactor.text(exc.advice(self.plan.paths.run_key))
         ctx.audit.close()
 
     async def _work(self, pipeline: Pipeline, pending: list[Example], progress: PipelineProgress) -> None:
@@ -210,6 +231,8 @@ class SessionRunner:
     ) -> None:
         """No prediction could be obtained: say so, keep going; a resume retries it."""
         progress.failed += 1
+        progress.failure_causes[cause] += 1
+        progress.last_failure = message
         details = {"cause": cause, "error": message[:500]}
         if kind is not None:
             details["kind"] = kind  # which sort of unreadable answer (html, redirect, not_object, ...)
@@ -243,6 +266,9 @@ class SessionRunner:
             progress.status = PARTIAL
         metrics["complete"] = complete
         metrics["status"] = progress.status  # so readers tell cancelled and failed from partial
+        ran = progress.finished_at - progress.started_at if progress.started_at and progress.finished_at else None
+        metrics.update(pipeline_usage(paths, pipeline.exp_name, self.loaded.settings, ran))
+        metrics["pacing"] = record_pacing(pipeline.ctx.audit, self.client.pacing())
         write_summaries(paths, pipeline.exp_name, metrics, set(rows) & wanted)
         if complete and not is_done(paths, pipeline.exp_name):
             mark_done(paths, pipeline.exp_name, {"n_examples": len(wanted), "fingerprint": self.plan.fingerprint})

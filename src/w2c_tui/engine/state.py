@@ -10,9 +10,11 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from w2c_tui.labels import LABELS
+from w2c_tui.status import QUEUED, REFUSED, RUNNING, session_status
+from w2c_tui.store.usage import LiveUsage
 
 _LATENCY_WINDOW = 2000  # most recent latencies kept for p50/p95
 _RATE_WINDOW_SECONDS = 10.0
@@ -23,8 +25,10 @@ class PipelineProgress:
     exp_name: str
     total: int = 0
     done: int = 0  # rows checkpointed, including those found on resume
-    resumed: int = 0
+    resumed: int = 0  # of `done`, rows found on disk when this launch started (not done now)
     failed: int = 0
+    failure_causes: Counter = field(default_factory=Counter)  # why examples failed: cause -> count
+    last_failure: str = ""  # the latest failed example's reason, in the server's words
     status: str = "queued"  # queued, running, then a w2c_tui.status word (complete, partial, cancelled, failed)
     message: str = ""
     started_at: float | None = None
@@ -33,24 +37,40 @@ class PipelineProgress:
     scored: int = 0
     answers: int = 0  # readable chat answers the pipeline got (target and judge alike)
     empty_answers: int = 0  # of those, answers with no text and no tool call (content null)
+    cut_answers: int = 0  # of the empty ones, those that stopped at max_tokens (finish_reason length)
     confusion: list[list[int]] = field(default_factory=lambda: [[0] * 4 for _ in LABELS])
     _finish_times: deque = field(default_factory=lambda: deque(maxlen=4096), repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
 
-    def record(self, gold: str, predicted: str | None) -> None:
+    def record(self, gold: str, predicted: str | None, *, resumed: bool = False) -> None:
+        """One row done; `resumed` rows were found on disk, so they count as done but not in the rate."""
         self.done += 1
-        self._finish_times.append(time.monotonic())
+        if resumed:
+            self.resumed += 1
+        else:
+            self._finish_times.append(self.clock())
         if predicted in LABELS and gold in LABELS:
             self.scored += 1
             self.correct += predicted == gold
             self.confusion[LABELS.index(gold)][LABELS.index(predicted)] += 1
 
     def rate(self, now: float) -> float:
-        """Examples per second over the recent window."""
+        """Examples done in this launch per second, over the last 10 s (or since this pipeline started)."""
         recent = [t for t in self._finish_times if now - t <= _RATE_WINDOW_SECONDS]
-        if len(recent) < 2:
+        if not recent:
             return 0.0
-        span = max(now - recent[0], 1e-6)
+        since = self.started_at if self.started_at is not None else recent[0]
+        span = now - max(now - _RATE_WINDOW_SECONDS, since)
+        if span < 1.0:
+            return 0.0  # under a second of work says nothing yet (and would divide by ~0)
         return len(recent) / span
+
+    def eta_seconds(self, now: float) -> float | None:
+        """Seconds left at the current rate; None when not running or no rate yet."""
+        rate = self.rate(now)
+        if self.status != "running" or rate <= 0:
+            return None
+        return max(self.total - self.done - self.failed, 0) / rate
 
     def accuracy(self) -> float | None:
         return self.correct / self.scored if self.scored else None
@@ -73,22 +93,27 @@ class PipelineProgress:
 class RunState:
     """Thread-safe counters; the API client calls the `on_*` observer methods."""
 
-    def __init__(self, label: str = "") -> None:
+    def __init__(self, label: str = "", *, clock: Callable[[], float] = time.monotonic) -> None:
         self.label = label
+        self._clock = clock  # injected by tests of the rate and ETA arithmetic
         self.session_dir: str = ""
         self.simulated = False
-        self.started = time.monotonic()
+        self.started = clock()
         self.finished: float | None = None
         self.pipelines: dict[str, PipelineProgress] = {}
         self._lock = threading.Lock()
         self.in_flight = 0
         self.requests = 0
-        self.errors = 0
+        self.errors = 0  # requests that ended without a usable answer (a cancel is not one)
+        self.cancelled_requests = 0
         self.retries: Counter[str] = Counter()
         self.tokens_in = 0
         self.tokens_out = 0
+        self.usage = LiveUsage()  # answered requests and tokens per pipeline and model (store/usage.py)
         self.waits: dict[str, tuple[str, float]] = {}  # provider -> (cause, until monotonic)
         self.max_concurrency = 0
+        # provider -> live pacing (limit, in flight, 429s, waits): the session's client.pacing
+        self.pacing_source: Callable[[], dict[str, dict[str, Any]]] | None = None
         self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self._request_times: deque[float] = deque(maxlen=20000)
         self.events: deque[dict[str, Any]] = deque(maxlen=1000)
@@ -109,7 +134,7 @@ class RunState:
     def pipeline(self, exp_name: str) -> PipelineProgress:
         with self._lock:
             if exp_name not in self.pipelines:
-                self.pipelines[exp_name] = PipelineProgress(exp_name)
+                self.pipelines[exp_name] = PipelineProgress(exp_name, clock=self._clock)
             return self.pipelines[exp_name]
 
     def add_event(self, event: dict[str, Any]) -> None:
@@ -122,10 +147,10 @@ class RunState:
         with self._lock:
             self.in_flight += 1
             if self.first_request_at is None:
-                self.first_request_at = time.monotonic()
+                self.first_request_at = self._clock()
 
     def on_request_end(self, provider: str, latency_ms: float, ok: bool) -> None:
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             self.in_flight -= 1
             self.requests += 1
@@ -135,22 +160,29 @@ class RunState:
             if not ok:
                 self.errors += 1
 
+    def on_request_cancelled(self, provider: str) -> None:
+        """Stopped by a cancel before an answer: not an error, not a finished request."""
+        with self._lock:
+            self.in_flight -= 1
+            self.cancelled_requests += 1
+
     def on_retry_wait(self, provider: str, cause: str, seconds: float, ctx: Any = None) -> None:
         with self._lock:
             self.retries[cause] += 1
-            self.waits[provider] = (cause, time.monotonic() + seconds)
+            self.waits[provider] = (cause, self._clock() + seconds)
 
     def on_usage(self, prompt_tokens: int, completion_tokens: int) -> None:
         with self._lock:
             self.tokens_in += prompt_tokens
             self.tokens_out += completion_tokens
 
-    def on_chat_answer(self, exp_name: str | None, empty: bool) -> None:
+    def on_chat_answer(self, exp_name: str | None, empty: bool, *, cut: bool = False) -> None:
         with self._lock:
             progress = self.pipelines.get(exp_name) if exp_name else None
             if progress is not None:
                 progress.answers += 1
                 progress.empty_answers += empty
+                progress.cut_answers += cut
             self.empty_answers += empty
 
     def on_bad_answer(self, kind: str, message: str) -> None:
@@ -163,8 +195,16 @@ class RunState:
             self.compat.append(f"{provider}: {kind}")
 
     # -- reading -----------------------------------------------------------------
+    def _status(self) -> str:
+        """The session's one status word: `running` until the launch ends, then the word its
+        files say (w2c_tui.status: the worst of its pipelines'; refused ones never ran)."""
+        if self.finished is None:
+            return RUNNING
+        ran = [p.status for p in self.pipelines.values() if p.status not in (REFUSED, QUEUED)]
+        return session_status(ran)
+
     def snapshot(self) -> dict[str, Any]:
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             latencies = sorted(self._latencies)
             recent = sum(1 for t in self._request_times if now - t <= _RATE_WINDOW_SECONDS)
@@ -177,7 +217,6 @@ class RunState:
             pipelines = {}
             for name, p in self.pipelines.items():
                 rate = p.rate(now)
-                remaining = max(p.total - p.done - p.failed, 0)
                 pipelines[name] = {
                     "exp_name": name,
                     "total": p.total,
@@ -186,13 +225,15 @@ class RunState:
                     "failed": p.failed,
                     "status": p.status,
                     "message": p.message,
+                    "last_failure": p.last_failure,
                     "rate": rate,
-                    "eta_seconds": remaining / rate if rate > 0 and p.status == "running" else None,
+                    "eta_seconds": p.eta_seconds(now),
                     "accuracy": p.accuracy(),
                     "macro_f1": p.macro_f1(),
                     "confusion": [row[:] for row in p.confusion],
                     "answers": p.answers,
                     "empty_answers": p.empty_answers,
+                    "cut_answers": p.cut_answers,
                 }
             return {
                 "label": self.label,
@@ -200,11 +241,13 @@ class RunState:
                 "simulated": self.simulated,
                 "elapsed": (self.finished or now) - self.started,
                 "finished": self.finished is not None,
+                "status": self._status(),
                 "phase": self.phase,
                 "in_flight": self.in_flight,
                 "max_concurrency": self.max_concurrency,
                 "requests": self.requests,
                 "errors": self.errors,
+                "cancelled_requests": self.cancelled_requests,
                 "requests_per_second": recent / window,
                 "request_window_seconds": (
                     (self.last_request_at or now) - self.first_request_at if self.first_request_at else 0.0
@@ -216,6 +259,8 @@ class RunState:
                 "waits": waits,
                 "tokens_in": self.tokens_in,
                 "tokens_out": self.tokens_out,
+                "usage": self.usage.snapshot(),
+                "pacing": self.pacing_source() if self.pacing_source is not None else {},
                 "pipelines": pipelines,
                 "event_count": self.event_count,
                 "recent_events": list(self.events)[-50:],

@@ -9,12 +9,13 @@ import time
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from w2c_tui.jsoncodec import dumps_bytes, loads
 from w2c_tui.sim import faults, protocol
+from w2c_tui.sim.capacity import CapacityGate, refusal_response, usage_tokens
 from w2c_tui.sim.chat import chat_completion
 from w2c_tui.sim.completions import InternalError, completion
 from w2c_tui.sim.settings import SimSettings
@@ -41,6 +42,11 @@ class SimState:
         self.stats = SimStats()
         self.faults = faults.FaultPlan(settings.seed, settings.fault_rate, settings.fault_kinds)
         self.stopping = asyncio.Event()  # set on shutdown, so "slow" faults end early
+        self.capacity = (
+            CapacityGate(settings.capacity_in_flight, settings.capacity_rpm, settings.capacity_tpm, settings.latency_ms)
+            if settings.capacity_in_flight or settings.capacity_rpm or settings.capacity_tpm
+            else None
+        )
         self._samples = itertools.count()
         self._random = random.Random(settings.seed)
 
@@ -99,7 +105,10 @@ class _Tagged:
                 message["headers"] = [*message.get("headers", ()), SIM_HEADER]
             await send(message)
 
-        await self.app(scope, receive, tagged_send)
+        try:
+            await self.app(scope, receive, tagged_send)
+        except ClientDisconnect:  # the client gave up (a cancelled run): nobody is left to answer
+            pass
 
 
 def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
@@ -109,6 +118,25 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
     default_model = s.models[0] if s.models else "sim-small"
 
     async def model_endpoint(request: Request, build) -> Response:
+        gate = state.capacity
+        if gate is None:
+            return await _serve(request, build)
+        refusal = gate.admit()  # before reading the body: a refusal costs the server nothing
+        if refusal is not None:
+            state.stats.count_capacity(refusal.cap)
+            return refusal_response(refusal, default_model)
+
+        def counted(body: dict[str, Any]) -> Any:
+            payload = build(body)
+            gate.charge(usage_tokens(payload))
+            return payload
+
+        try:
+            return await _serve(request, counted)
+        finally:
+            gate.leave()
+
+    async def _serve(request: Request, build) -> Response:
         started = time.monotonic()
         try:
             body = await _read_json(request)
@@ -152,6 +180,7 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
                 seed=s.seed,
                 default_model=default_model,
                 judge_malformed_rate=s.judge_malformed_rate,
+                judge_error_rate=s.judge_error_rate,
                 next_sample=state.next_sample,
             ),
         )

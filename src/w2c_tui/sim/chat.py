@@ -45,6 +45,7 @@ def chat_completion(
     seed: int,
     default_model: str,
     judge_malformed_rate: float,
+    judge_error_rate: float = 0.0,
     next_sample: Callable[[], int],
 ) -> dict[str, Any]:
     """The response JSON for a chat request (raises BadRequest on invalid input)."""
@@ -64,7 +65,11 @@ def chat_completion(
     tool_calls = None
     if JUDGE_MARKER in last_user:
         role = "judge"
-        content, judged = judge_reply(seed, prompt, last_user, judge_malformed_rate)
+        # A sampled judge (temperature > 0) draws its deliberate errors per request seed.
+        sample = body.get("seed") if temperature > 0 else None
+        content, judged = judge_reply(
+            seed, prompt, last_user, judge_malformed_rate, error_rate=judge_error_rate, sample=sample
+        )
         label = _JUDGE_LABEL_TO_OURS.get(judged, judged)
     else:
         example = find_example(last_user, tool_names) or find_example(transcript, tool_names)

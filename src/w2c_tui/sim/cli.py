@@ -31,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.judge_malformed_rate,
         help="share of unparsable judge replies",
     )
+    parser.add_argument(
+        "--judge-error-rate",
+        type=float,
+        default=defaults.judge_error_rate,
+        help="share of answers the judge labels wrongly, decided by a hash (for judge-check tests)",
+    )
     parser.add_argument("--slow-ms", type=float, default=defaults.slow_ms, help="how long a 'slow' fault waits")
     parser.add_argument(
         "--reject-param",
@@ -45,6 +51,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="vllm",
         help="the /completions echo conventions of this kind of server (default %(default)s; see docs/servers.md)",
     )
+    parser.add_argument(
+        "--capacity-in-flight", type=int, default=0, metavar="N",
+        help="answer 429 with Retry-After beyond N model requests at once (0 = no cap)",
+    )
+    parser.add_argument(
+        "--capacity-rpm", type=int, default=0, metavar="R",
+        help="answer 429 with Retry-After beyond R model requests a minute, enforced per second (0 = no cap)",
+    )
+    parser.add_argument(
+        "--capacity-tpm", type=int, default=0, metavar="T",
+        help="answer 429 with Retry-After beyond T tokens a minute, enforced per second (0 = no cap)",
+    )
     parser.add_argument("--allow-remote", action="store_true", help="allow listening on a non-loopback address")
 
 
@@ -58,9 +76,13 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
         fault_kinds=tuple(k.strip() for k in args.fault_kinds.split(",") if k.strip()),
         seed=args.seed,
         judge_malformed_rate=args.judge_malformed_rate,
+        judge_error_rate=args.judge_error_rate,
         slow_ms=args.slow_ms,
         rejected_params=tuple(args.reject_param),
         conventions=IMITATIONS[args.imitate],
+        capacity_in_flight=args.capacity_in_flight,
+        capacity_rpm=args.capacity_rpm,
+        capacity_tpm=args.capacity_tpm,
     )
 
 

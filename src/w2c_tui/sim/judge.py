@@ -13,7 +13,8 @@ How it is labelled (first that applies): a ``<tool_call>`` or a JSON object with
 and "arguments" -> tool_call; an explicit request for details ("could you tell/provide",
 "please provide", "I need ...") -> request_for_info; an apology or refusal ("sorry",
 "can't", "cannot", "unable", "not able") -> cannot_answer; ends with "?" ->
-request_for_info; anything else -> direct_answer.
+request_for_info; anything else -> direct_answer. With `judge_error_rate` > 0 a known share
+of responses is then labelled wrongly on purpose (`judged_label`), for `w2c-tui judge-check`.
 
 The reply is ``{"classification": "<label>"}``, sometimes in a ```json fence and/or after
 a sentence of reasoning; a fraction `malformed_rate` of prompts (decided by a hash of
@@ -87,9 +88,30 @@ _REASONS = {
 }
 
 
-def judge_reply(seed: int, prompt: str, message: str, malformed_rate: float) -> tuple[str, str]:
+JUDGE_LABELS = ("direct_answer", "tool_call", "request_for_info", "cannot_answer")
+
+
+def judged_label(seed: int, response: str, error_rate: float, sample: object = None) -> str:
+    """The label the sim's judge gives `response`: `classify`, except that a share `error_rate`
+    of responses (those with unit(seed, "judge-error", response, sample) < error_rate) get one
+    of the three other labels, picked by unit(seed, "judge-error-to", response, sample).
+
+    `sample` is the request seed of a sampled judge (temperature > 0) and None otherwise, so
+    at temperature 0 the same response is always labelled the same way. Tests recompute the
+    expected labels with this function.
+    """
+    label = classify(response)
+    if error_rate > 0 and unit(seed, "judge-error", response, sample) < error_rate:
+        others = tuple(name for name in JUDGE_LABELS if name != label)
+        label = pick(others, seed, "judge-error-to", response, sample)
+    return label
+
+
+def judge_reply(
+    seed: int, prompt: str, message: str, malformed_rate: float, *, error_rate: float = 0.0, sample: object = None
+) -> tuple[str, str]:
     """(reply text, label) for a judge request; `prompt` keys the hashes, `message` is read."""
-    label = classify(extract_response(message))
+    label = judged_label(seed, extract_response(message), error_rate, sample)
     if unit(seed, "judge-malformed", prompt) < malformed_rate:
         broken = pick(
             (

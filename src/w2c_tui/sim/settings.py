@@ -84,11 +84,16 @@ class SimSettings:
     fault_kinds: tuple[str, ...] = FAULT_KINDS
     seed: int = 0
     judge_malformed_rate: float = 0.1
+    judge_error_rate: float = 0.0  # share of answers the judge labels wrongly on purpose (sim/judge.py)
     slow_ms: float = 120_000.0
     models: tuple[str, ...] = field(default=DEFAULT_MODELS)
     fault_paths: tuple[str, ...] = DEFAULT_FAULT_PATHS
     rejected_params: tuple[str, ...] = ()  # request fields answered with a 400, like stricter providers do
     conventions: Conventions = field(default_factory=Conventions)
+    # Capacity mode (sim/capacity.py): 429 with Retry-After beyond these; 0 = no cap.
+    capacity_in_flight: int = 0  # requests being answered at once
+    capacity_rpm: int = 0  # requests a minute
+    capacity_tpm: int = 0  # tokens (prompt + completion) a minute
 
     def __post_init__(self) -> None:
         # Accept lists from callers, keep the dataclass hashable.
@@ -96,10 +101,13 @@ class SimSettings:
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "fault_paths", tuple(self.fault_paths))
         object.__setattr__(self, "rejected_params", tuple(self.rejected_params))
-        for name in ("fault_rate", "judge_malformed_rate"):
+        for name in ("fault_rate", "judge_malformed_rate", "judge_error_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")
+        for name in ("capacity_in_flight", "capacity_rpm", "capacity_tpm"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative (0 = no cap)")
         for name in ("latency_ms", "jitter_ms", "slow_ms"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative")

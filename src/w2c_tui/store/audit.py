@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from w2c_tui.store.jsonl import BadLine, JsonlAppender, iter_rows
+from w2c_tui.store.jsonl import BadLine, JsonlAppender, StorageError, iter_rows
 from w2c_tui.timestamps import utc_now
 
 SEVERITIES = ("info", "warning", "error")
@@ -46,6 +46,7 @@ class AuditLog:
         self._appender: JsonlAppender | None = None
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._bad_lines_seen: set[tuple[Path, int]] = set()  # a file is read more than once per launch
+        self.write_error: StorageError | None = None
 
     def emit(
         self,
@@ -70,9 +71,14 @@ class AuditLog:
             "severity": severity if severity in SEVERITIES else "warning",
             "details": details or {},
         }
-        if self._appender is None:
-            self._appender = JsonlAppender(self.path)
-        self._appender.append(event)
+        try:
+            if self._appender is None:
+                self._appender = JsonlAppender(self.path)
+            self._appender.append(event)
+        except StorageError as exc:
+            # Events are often written while handling another failure; a full disk must not
+            # replace that failure. The first write error is kept for whoever ends the run.
+            self.write_error = self.write_error or exc
         for listener in self.listeners:
             listener(event)
         return event

@@ -66,6 +66,13 @@ class SessionDataset:
                 examples = self._examples(candidate)
                 if examples is None:
                     continue
-                if not uuids or uuids & examples.keys():
-                    return ({u: examples[u] for u in uuids if u in examples} if uuids else dict(examples)), candidate
+                if not uuids:
+                    return dict(examples), candidate
+                found = {u: examples[u] for u in uuids if u in examples}
+                if len(found) < len(uuids):  # a judge-check's rows: one per reference answer, <uuid>#<label>
+                    from w2c_tui.store.judge_checks import reference_examples
+
+                    found.update(reference_examples(uuids - found.keys(), examples))
+                if found:
+                    return found, candidate
         return {}, None

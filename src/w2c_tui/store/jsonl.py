@@ -1,4 +1,4 @@
-"""Append-only JSONL: whole lines, flushed per row, fsynced at least once a second.
+"""Append-only JSONL: whole lines, written per row, fsynced at least once a second.
 
 A killed process loses at most the row it was writing. The reader tolerates what such a
 kill leaves behind (a torn last line) and any corrupt line, reporting each instead of
@@ -7,6 +7,7 @@ failing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -26,16 +27,42 @@ def dumps(row: dict[str, Any]) -> str:
     return scrub(jsoncodec.dumps(row))
 
 
-class JsonlAppender:
-    """One open file; `append` writes a row as a single line and flushes it.
+class StorageError(OSError):
+    """A session file could not be written (disk full, read-only, no permission).
 
-    Safe to share between asyncio tasks and threads: a lock keeps every line whole.
+    The user must fix the disk, not the run; rows written before it stay whole, so a
+    resume afterwards continues where the run stopped.
+    """
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror or str(cause), str(path))
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return f"cannot write {self.path}: {self.strerror}"
+
+    def advice(self, run_key: str) -> str:
+        return (
+            f"{self}; free space or make the folder writable (or set workdir_base elsewhere), then run "
+            f"again with run key '{run_key}' to continue; the rows already written are kept"
+        )
+
+
+class JsonlAppender:
+    """One open file; `append` writes a row as a single line.
+
+    Safe to share between asyncio tasks and threads: a lock keeps every line whole. The file
+    is unbuffered, so a write that fails (disk full) leaves nothing queued to retry later:
+    the part of the line that reached the disk is cut off again and `StorageError` raised.
     """
 
     def __init__(self, path: Path, *, fsync_interval: float = FSYNC_INTERVAL_SECONDS) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("ab", buffering=0)
+        except OSError as exc:
+            raise StorageError(self.path, exc) from None
         self._lock = threading.Lock()
         self._fsync_interval = fsync_interval
         self._last_sync = time.monotonic()
@@ -49,30 +76,48 @@ class JsonlAppender:
         with self.path.open("rb") as fh:
             fh.seek(size - 1)
             if fh.read(1) != b"\n":
-                self._fh.write("\n")
-                self._fh.flush()
+                self._write(b"\n")
 
     def append(self, row: dict[str, Any]) -> None:
-        line = dumps(row) + "\n"
+        line = (dumps(row) + "\n").encode("utf-8")
         with self._lock:
-            self._fh.write(line)
-            self._fh.flush()
+            self._write(line)
             now = time.monotonic()
             if now - self._last_sync >= self._fsync_interval:
-                os.fsync(self._fh.fileno())
-                self._last_sync = now
+                self._sync_locked()
+
+    def _write(self, data: bytes) -> None:
+        start = self._fh.tell()
+        try:
+            view = memoryview(data)
+            while view:
+                written = self._fh.write(view)
+                view = view[written:]
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # leave no half row behind (shrinking works on a full disk)
+                self._fh.truncate(start)
+                self._fh.seek(start)
+            raise StorageError(self.path, exc) from None
+
+    def _sync_locked(self) -> None:
+        try:
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise StorageError(self.path, exc) from None
+        self._last_sync = time.monotonic()
 
     def sync(self) -> None:
         with self._lock:
             if not self._fh.closed:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-                self._last_sync = time.monotonic()
+                self._sync_locked()
 
     def close(self) -> None:
-        self.sync()
+        """Sync and close; closing never fails (a failed sync already raised from `append`)."""
         with self._lock:
-            self._fh.close()
+            if not self._fh.closed:
+                with contextlib.suppress(OSError):
+                    os.fsync(self._fh.fileno())
+                self._fh.close()
 
     def __enter__(self) -> "JsonlAppender":
         return self
@@ -146,8 +191,12 @@ def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(scrub(json.dumps(payload, ensure_ascii=False, indent=2, default=str)) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(scrub(json.dumps(payload, ensure_ascii=False, indent=2, default=str)) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)  # the document before stays as it was
+        raise StorageError(path, exc) from None

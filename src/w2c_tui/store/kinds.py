@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from w2c_tui.store.layout import (
+    JUDGE_CHECK_LABELS,
     JUDGE_DECISIONS,
     LOGPROB_DEBUG,
     LOGPROB_PREDICTIONS,
@@ -68,6 +69,10 @@ class Kind:
     tokenize_calls_per_example: int = 0
     prompt_chars: Ref | None = None  # (example) -> characters of prompt sent per example
     cost_note: str = ""
+    # Completion tokens of one example: typically (the estimate), and at most: the sum of these
+    # [pipelines] max_tokens keys, or the typical figure when the kind names none.
+    completion_tokens: int = 0
+    completion_limit_keys: tuple[str, ...] = ()
     needs_prompt_logprobs: bool = False  # the capability probe runs first and may refuse the kind
     uses_judge: bool = False  # the judge model is called too (its token is checked at launch)
     # A stability sweep of this kind: one run ((ctx, example, temperature=, seed=, run=) -> (label, aux))
@@ -243,6 +248,8 @@ register(
         requests_per_example=2,
         prompt_chars="w2c_tui.pipelines.llm_judge:prompt_chars",
         cost_note="target + judge; a judge repair adds one more, rarely",
+        completion_tokens=60,  # a short free answer (~35) and the judge's JSON label (~25)
+        completion_limit_keys=("target_max_tokens", "judge_max_tokens"),
         uses_judge=True,
         sweep_run="w2c_tui.pipelines.llm_judge:sweep_run",
         sweep_fields="w2c_tui.pipelines.llm_judge:sweep_fields",
@@ -267,6 +274,8 @@ register(
         ),
         pipeline="w2c_tui.pipelines.mcq:McqPipeline",
         prompt_chars="w2c_tui.pipelines.mcq:prompt_chars",
+        completion_tokens=3,  # a digit, perhaps with a word around it
+        completion_limit_keys=("mcq_max_tokens",),
         sweep_run="w2c_tui.pipelines.mcq:sweep_run",
         trace_view="mcq",
         trace_hint="the four candidate answers as options 0-3; one digit back",
@@ -301,6 +310,7 @@ register(
         requests_per_example=1,
         tokenize_calls_per_example=5,
         prompt_chars="w2c_tui.pipelines.mcq_logprob:prompt_chars",
+        completion_tokens=4,  # max_tokens = 1 for each of the four context + answer prompts
         cost_note=(
             "five prompts (the context, then context + each answer) in one /completions request, "
             "or five single requests where a server takes one prompt; plus five small /tokenize "
@@ -318,5 +328,33 @@ register(
         short_name="lp",
         trace_view="logprob",
         trace_hint="each candidate answer scored by its log-likelihood after the context",
+    )
+)
+
+# Judge validation (`w2c-tui judge-check`): not selectable, so a normal launch, --only and the
+# Setup screen's pipeline switches never run it; its own launch (engine/judge_check.py) does.
+# Rows are keyed <uuid>#<label>, one per reference answer (store/judge_checks.py).
+register(
+    Kind(
+        name="judge_check",
+        endpoint=CHAT,
+        files=(
+            CheckpointFile(
+                JUDGE_CHECK_LABELS,
+                (
+                    "uuid", "example_uuid", "reference_label", "gold_label", "predicted_label", "judge_labels", "judge_raw",
+                    "judge_used_retry", "judge_model", "temperature", "k", "api_seed", "answer_text",
+                ),
+            ),
+        ),
+        pipeline="w2c_tui.pipelines.judge_check:JudgeCheckPipeline",
+        prompt_chars="w2c_tui.pipelines.judge_check:prompt_chars",
+        cost_note="one judge request per reference answer (k with --k); a repair adds one, rarely",
+        uses_judge=True,
+        summary="w2c_tui.metrics.judge_check:judge_check_summary",
+        trace_view="row",  # its row lists the k labels and replies; the calls show each request
+        trace_hint="the judge labels one reference answer whose label is known",
+        selectable=False,
+        short_name="jchk",
     )
 )

@@ -3,7 +3,7 @@
     <workdir>/runs/<RUN_KEY>/sessions/<FINGERPRINT>/
         manifest.json  mlflow_ids.json
         checkpoints/<exp_name>/   *.jsonl, audit_fallbacks.jsonl, _DONE.json
-        artifacts_local/<exp_name>/   metrics.json, audit_summary.json, llm_calls/<exp_name>.jsonl
+        artifacts_local/<exp_name>/   metrics.json, audit_summary.json, llm_calls/<exp_name>.jsonl[.gz]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ JUDGE_DECISIONS = "judge_decisions.jsonl"
 MCQ_PREDICTIONS = "mcq_predictions.jsonl"
 LOGPROB_PREDICTIONS = "mcq_logprob_predictions.jsonl"
 LOGPROB_DEBUG = "debug_per_choice.jsonl"
+JUDGE_CHECK_LABELS = "judge_check_labels.jsonl"  # one row per (example, reference answer)
 
 
 class RunKeyError(ValueError):
@@ -109,6 +110,7 @@ class SessionPaths:
         return self.artifacts(exp_name) / METRICS_FILE
 
     def calls_file(self, exp_name: str) -> Path:
+        """The open call trace; packed into `<name>.gz` when the run ends (read both with `store.call_files`)."""
         return self.artifacts(exp_name) / "llm_calls" / f"{exp_name}.jsonl"
 
     def exp_names(self) -> list[str]:

@@ -42,20 +42,11 @@ class LineIndex:
                 for line in fh:
                     length = len(line)
                     n_lines += 1
-                    match = _UUID.search(line)
-                    uuid = match.group(1).decode("utf-8", "replace") if match else _uuid_by_json(line)
+                    uuid = line_uuid(line)
                     if uuid:
                         spans[uuid].append((offset, length))
                     if call_stats:
-                        # The last occurrence: "latency_ms" and "status" come after the request body.
-                        lat = _last(_LATENCY, line)
-                        if lat is not None:
-                            try:
-                                latencies.append(float(lat))
-                            except ValueError:
-                                pass
-                        status = _last(_STATUS, line)
-                        statuses[status.decode() if status else "?"] += 1
+                        add_call_stats(line, latencies, statuses)
                     offset += length
         return cls(path, dict(spans), latencies, statuses, n_lines)
 
@@ -74,6 +65,25 @@ class LineIndex:
                 if isinstance(row, dict):
                     found.append(row)
         return found
+
+
+def line_uuid(line: bytes) -> str | None:
+    """The row's "uuid" (the first one: it comes before a call record's request body)."""
+    match = _UUID.search(line)
+    return match.group(1).decode("utf-8", "replace") if match else _uuid_by_json(line)
+
+
+def add_call_stats(line: bytes, latencies: list[float], statuses: Counter) -> None:
+    """Count a call record's latency and status without parsing its (large) bodies."""
+    # The last occurrence: "latency_ms" and "status" come after the request body.
+    lat = _last(_LATENCY, line)
+    if lat is not None:
+        try:
+            latencies.append(float(lat))
+        except ValueError:
+            pass
+    status = _last(_STATUS, line)
+    statuses[status.decode() if status else "?"] += 1
 
 
 def _last(pattern: re.Pattern[bytes], line: bytes) -> bytes | None:

@@ -15,6 +15,7 @@ from typing import Any
 from w2c_tui.store import kinds
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.store.jsonl import read_keyed
+from w2c_tui.store.call_files import CallIndex
 from w2c_tui.store.line_index import LineIndex
 from w2c_tui.store.session_rows import SessionRows, load_session_rows
 
@@ -44,7 +45,7 @@ class SessionData:
         self.rows = rows
         self.info = rows.info
         self._lock = threading.Lock()
-        self._call_indexes: dict[str, LineIndex] = {}
+        self._call_indexes: dict[str, CallIndex] = {}
         self._choice_indexes: dict[str, LineIndex] = {}
         self._targets: dict[str, dict[str, dict[str, Any]]] = {}
 
@@ -57,11 +58,11 @@ class SessionData:
         found = kind.file(role) if kind else None
         return self.info.paths.checkpoint_file(exp_name, found.file_name(exp_name)) if found else None
 
-    def call_index(self, exp_name: str) -> LineIndex:
+    def call_index(self, exp_name: str) -> CallIndex:
         with self._lock:
             index = self._call_indexes.get(exp_name)
             if index is None:
-                index = LineIndex.build(self.info.paths.calls_file(exp_name), call_stats=True)
+                index = CallIndex.build(self.info.paths.calls_file(exp_name))
                 self._call_indexes[exp_name] = index
             return index
 

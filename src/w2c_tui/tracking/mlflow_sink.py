@@ -12,6 +12,7 @@ import contextlib
 import io
 import json
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -41,6 +42,9 @@ def quiet() -> Iterator[None]:
         yield
 
 
+_METRIC_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_\-. /]")
+
+
 def flatten_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
     """Numeric leaves of metrics.json as MLflow metric names (a.b.c); None is skipped."""
     flat: dict[str, float] = {}
@@ -52,7 +56,9 @@ def flatten_metrics(metrics: dict[str, Any], prefix: str = "") -> dict[str, floa
             flat[name] = float(value)
         elif isinstance(value, dict):
             flat.update(flatten_metrics(value, f"{name}."))
-    return {k.replace("=", "_"): v for k, v in flat.items() if v == v}  # drop NaN
+    # MLflow takes letters, digits, _ - . space / in a name: a sweep's "=" or a model's ":"
+    # (usage_by_model.llama3:8b) becomes "_".
+    return {_METRIC_NAME_UNSAFE.sub("_", k): v for k, v in flat.items() if v == v}  # drop NaN
 
 
 def flatten_params(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
@@ -159,9 +165,22 @@ class MlflowSink:
                 write_mlflow_ids(paths, ids)
                 if metrics.get("complete"):
                     self.client.set_terminated(child, "FINISHED")
+            self._log_session_usage(parent, paths, manifest)
             if ids.get("logged") and all(ids["logged"].values()):
                 self.client.set_terminated(parent, "FINISHED")
         return ids
+
+    def _log_session_usage(self, parent: str, paths: SessionPaths, manifest: dict[str, Any]) -> None:
+        """The session's usage and cost over all its pipelines, as metrics of the parent run."""
+        from mlflow.entities import Metric
+
+        from w2c_tui.store.usage import session_usage
+
+        summary = session_usage({e: read_json(paths.metrics_file(e)) for e in paths.exp_names()}, manifest)
+        flat = flatten_metrics({"usage": summary["total"] or {}, "cost": summary["cost"] or {}})
+        now_ms = int(time.time() * 1000)
+        if flat:
+            self.client.log_batch(parent, metrics=[Metric(k, v, now_ms, 0) for k, v in flat.items()])
 
     @staticmethod
     def _coverage_tags(metrics: dict[str, Any]) -> list:

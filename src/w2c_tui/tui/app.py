@@ -11,26 +11,53 @@ from __future__ import annotations
 
 import asyncio
 import os
-from functools import partial
+import sys
+from importlib import import_module
 from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import reactive
+from textual.screen import Screen
 
 from w2c_tui.config import ConfigError, LoadedConfig, load_config
 from w2c_tui.config.schema import Settings
 from w2c_tui.tui.background import background, log_failure
 from w2c_tui.tui.commands import W2cCommands
-from w2c_tui.tui.launches import LaunchRecord
+from w2c_tui.tui.launches import LaunchRecord, launch_status
 from w2c_tui.tui.messages import OpenCompare, OpenSession, SettingsChanged, StartLaunch
-from w2c_tui.tui.screens.compare import CompareScreen
-from w2c_tui.tui.screens.monitor import MonitorScreen
-from w2c_tui.tui.screens.sessions import SessionsScreen
-from w2c_tui.tui.screens.setup import SetupScreen
 from w2c_tui.tui.workspace import Workspace
 
-# The four tabs, each built with the workspace it shows.
-TABS = {"setup": SetupScreen, "monitor": MonitorScreen, "sessions": SessionsScreen, "compare": CompareScreen}
+# The four tabs, each built with the workspace it shows. A tab's module is imported when the
+# tab is first shown: the Monitor's charts (plotext) and the Compare readers do not delay
+# the first paint of Setup.
+TABS = {
+    "setup": "w2c_tui.tui.screens.setup:SetupScreen",
+    "monitor": "w2c_tui.tui.screens.monitor:MonitorScreen",
+    "sessions": "w2c_tui.tui.screens.sessions:SessionsScreen",
+    "compare": "w2c_tui.tui.screens.compare:CompareScreen",
+}
+
+
+def tab_screen(mode: str, workspace: Workspace, width: int = 0) -> Screen:
+    """Tab `mode`'s screen, already carrying the width class its first Resize would give it:
+    that Resize then changes no class and restyles nothing (a whole-screen restyle saved)."""
+    module, name = TABS[mode].split(":")
+    screen = getattr(import_module(module), name)(workspace)
+    if width:
+        screen.add_class(width_class(width))
+    return screen
+
+
+def width_class(width: int) -> str:
+    """The HORIZONTAL_BREAKPOINTS class for `width` (Textual picks the widest threshold reached)."""
+    return next(name for threshold, name in sorted(W2cApp.HORIZONTAL_BREAKPOINTS, reverse=True) if width >= threshold)
+
+
+def is_tab(screen: Screen, mode: str) -> bool:
+    """Whether `screen` is tab `mode`'s screen; False without importing a tab never shown."""
+    module, name = TABS[mode].split(":")
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
 class W2cApp(App[int]):
@@ -58,6 +85,9 @@ class W2cApp(App[int]):
         start_mode: str = "setup",
         poll_monitor: bool = True,
     ) -> None:
+        # Start in the first tab's mode: no blank default screen to switch away from, and the
+        # first screen is resumed (restyled whole) once instead of twice before its first frame.
+        self.DEFAULT_MODE = start_mode
         super().__init__()
         config_error = ""
         if loaded is None:
@@ -75,16 +105,16 @@ class W2cApp(App[int]):
             poll_monitor=poll_monitor,
         )
         self.start_mode = start_mode
-        for mode, screen in TABS.items():
-            self.add_mode(mode, partial(screen, self.workspace))
-        self._quit_armed = False
+        for mode in TABS:
+            self.add_mode(mode, lambda mode=mode: tab_screen(mode, self.workspace, self.size.width))
 
     # -- start -------------------------------------------------------------------------
     def on_mount(self) -> None:
         self._update_badge()
         self.switch_mode(self.start_mode)
-        # Fill the command palette's "Open session …" entries without waiting for the Sessions tab.
-        self.scan_in_background()
+        # Fill the command palette's "Open session …" entries without waiting for the Sessions tab,
+        # once the first frame is painted (a thread reading the disk would delay it).
+        self.call_after_refresh(self.scan_in_background)
         # The embedded-mode notice and a configuration error are shown on the Setup screen itself.
         if self.workspace.config_error and self.start_mode != "setup":
             self.notify(self.workspace.config_error, title="config.toml not loaded", severity="error", timeout=12)
@@ -123,7 +153,7 @@ class W2cApp(App[int]):
         self._update_badge()
 
     def on_start_launch(self, message: StartLaunch) -> None:
-        self.start_launch(message.loaded, run_key=message.run_key, only=message.only)
+        self.start_launch(message.loaded, run_key=message.run_key, only=message.only, judge_check=message.judge_check)
 
     def open_session(self, path: str | Path) -> None:
         self.call_later(self._open_session, str(path))
@@ -142,19 +172,25 @@ class W2cApp(App[int]):
         if self.current_mode != "compare":
             await self.switch_mode("compare")
         screen = self.screen
-        if isinstance(screen, CompareScreen):
+        if is_tab(screen, "compare"):
             screen.choose(a, b)
 
     # -- launches ----------------------------------------------------------------------
     @background(group="launch", exclusive=False)
-    async def start_launch(self, loaded: LoadedConfig, *, run_key: str | None = None, only: list[str] | None = None) -> None:
+    async def start_launch(
+        self, loaded: LoadedConfig, *, run_key: str | None = None, only: list[str] | None = None, judge_check: bool = False
+    ) -> None:
+        from w2c_tui.engine.judge_check import JudgeCheckLaunch
         from w2c_tui.engine.launch import Launch, LaunchError
 
         workspace = self.workspace
 
         try:
             # Planning reads the dataset: keep it off the event loop.
-            launch = await asyncio.to_thread(Launch, loaded, run_key=run_key, only=only)
+            if judge_check:
+                launch = await asyncio.to_thread(JudgeCheckLaunch, loaded, run_key=run_key)
+            else:
+                launch = await asyncio.to_thread(Launch, loaded, run_key=run_key, only=only)
         except LaunchError as exc:
             self.notify(str(exc), title="Cannot launch", severity="error", timeout=10)
             return
@@ -165,8 +201,8 @@ class W2cApp(App[int]):
         await self._show_monitor(record.sessions[0].key if record.sessions else None)
         try:
             outcomes = await launch.run()
-            if record.status == "running":
-                record.status = "complete" if outcomes and all(o.ok for o in outcomes) else "partial"
+            # The word its session files say (also after a cancel that came when all was done).
+            record.status = launch_status(outcomes, cancelled=record.status == "cancelled")
         except LaunchError as exc:
             record.status, record.error = "failed", str(exc)
             self.notify(str(exc), title="Launch failed", severity="error", timeout=10)
@@ -190,7 +226,7 @@ class W2cApp(App[int]):
     async def _show_monitor(self, focus: str | None) -> None:
         if self.current_mode != "monitor":
             await self.switch_mode("monitor")
-        if isinstance(self.screen, MonitorScreen):
+        if is_tab(self.screen, "monitor"):
             self.screen.sync_sessions(focus)
 
     # -- app-wide actions --------------------------------------------------------------
@@ -202,36 +238,29 @@ class W2cApp(App[int]):
 
     async def action_launch_from_setup(self) -> None:
         await self.switch_mode("setup")
-        if isinstance(self.screen, SetupScreen):
+        if is_tab(self.screen, "setup"):
             self.screen.action_launch()
 
     async def action_save_from_setup(self) -> None:
         await self.switch_mode("setup")
-        if isinstance(self.screen, SetupScreen):
+        if is_tab(self.screen, "setup"):
             self.screen.action_save()
 
     def action_reload_sessions(self) -> None:
         self.workspace.sessions_stale = True
         self.workspace.open_sessions.clear()  # sessions opened before are read again too
         screen = self.screen
-        if isinstance(screen, (SessionsScreen, CompareScreen)):
+        if is_tab(screen, "sessions") or is_tab(screen, "compare"):
             screen.load_sessions()
         else:
             self.call_later(self.switch_mode, "sessions")
 
     async def action_quit(self) -> None:
-        running = self.workspace.running_launches()
-        if running and not self._quit_armed:
-            self._quit_armed = True
-            self.notify("A launch is running. Press ctrl+q again to cancel it and quit.", severity="warning", timeout=5)
-            self.set_timer(5, self._disarm_quit)
-            return
-        for record in running:
-            record.cancel()
-        self.exit(0)
+        # Unsaved Setup edits and running launches are asked about first (tui/quit_flow.py).
+        from w2c_tui.tui.quit_flow import confirm_then_quit
 
-    def _disarm_quit(self) -> None:
-        self._quit_armed = False
+        if not any(w.group == "quit" and not w.is_finished for w in self.workers):
+            self.run_worker(confirm_then_quit(self), group="quit", exit_on_error=False)
 
 
 def run_app(config_path: str | None = None) -> int:

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Iterable, Protocol
+
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, REFUSED, RUNNING, session_status
 
 
 class StateSource(Protocol):
     """Anything with a RunState-like snapshot (tests pass a fixed one)."""
 
     def snapshot(self) -> dict[str, Any]: ...
+
+
+def launch_status(outcomes: Iterable[Any], *, cancelled: bool = False) -> str:
+    """One word for an ended launch, the one its session files say (w2c_tui.status): the worst
+    of its pipelines' statuses; refused pipelines never ran. A cancel before any pipeline ended
+    leaves `cancelled`."""
+    words = [s for outcome in outcomes for s in outcome.statuses.values() if s != REFUSED]
+    if not words:
+        return CANCELLED if cancelled else PARTIAL
+    return session_status(words)
 
 
 @dataclass
@@ -57,3 +69,16 @@ class LaunchRecord:
                 )
             )
         return record
+
+
+def session_word(snap: dict[str, Any], record: LaunchRecord | None) -> str:
+    """The one status word of a monitored session, the same on every screen: `running` until
+    its launch ends, then what its files say (the snapshot's word), or `failed` when the launch
+    itself stopped with an error before the session finished."""
+    if record is not None and record.ended and record.error:
+        return FAILED
+    if snap.get("finished"):
+        return str(snap.get("status") or COMPLETE)
+    if record is not None and record.ended:
+        return record.status
+    return RUNNING

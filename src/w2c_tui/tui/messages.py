@@ -31,6 +31,7 @@ class StartLaunch(Message):
     loaded: LoadedConfig
     run_key: str | None = None
     only: list[str] | None = None
+    judge_check: bool = False  # the judge-check of the configured judge instead (engine/judge_check.py)
 
 
 class SettingsChanged(Message):

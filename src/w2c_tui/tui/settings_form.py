@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from w2c_tui.config.messages import field_message
 from w2c_tui.config.schema import ProviderSettings, Settings
 from w2c_tui.store.layout import RunKeyError, sanitize_run_key
 
@@ -29,6 +30,11 @@ FIELD_OF_LOC = {
     ("data", "eval_data_path"): "data-path",
     ("data", "n_per_label"): "n-per-label",
     ("data", "subsample_seed"): "subsample-seed",
+    ("http", "max_retries"): "http-max-retries",
+    ("http", "timeout_seconds"): "http-timeout",
+    ("http", "base_delay_seconds"): "http-base-delay",
+    ("http", "max_delay_seconds"): "http-max-delay",
+    ("http", "retry_sleep_seconds"): "http-retry-sleep",
 }
 
 
@@ -59,6 +65,12 @@ class FormValues:
     use_full_dataset: bool = False
     n_per_label: str = "50"
     subsample_seed: str = "42"
+    # [http]: how requests are timed out and retried
+    max_retries: str = "3"
+    timeout_seconds: str = "60.0"
+    base_delay_seconds: str = "1.0"
+    max_delay_seconds: str = "60.0"
+    retry_sleep_seconds: str = "10.0"
 
 
 def split_list(text: str) -> list[str]:
@@ -106,6 +118,11 @@ def values_from_settings(settings: Settings) -> FormValues:
         use_full_dataset=data.use_full_dataset,
         n_per_label=str(data.n_per_label),
         subsample_seed=str(data.subsample_seed),
+        max_retries=str(settings.http.max_retries),
+        timeout_seconds=str(settings.http.timeout_seconds),
+        base_delay_seconds=str(settings.http.base_delay_seconds),
+        max_delay_seconds=str(settings.http.max_delay_seconds),
+        retry_sleep_seconds=str(settings.http.retry_sleep_seconds),
     )
 
 
@@ -159,6 +176,13 @@ def apply_form(base: Settings, values: FormValues) -> tuple[Settings | None, dic
         n_per_label=values.n_per_label.strip(),
         subsample_seed=values.subsample_seed.strip(),
     )
+    raw["http"].update(
+        max_retries=values.max_retries.strip(),
+        timeout_seconds=values.timeout_seconds.strip(),
+        base_delay_seconds=values.base_delay_seconds.strip(),
+        max_delay_seconds=values.max_delay_seconds.strip(),
+        retry_sleep_seconds=values.retry_sleep_seconds.strip(),
+    )
 
     errors: dict[str, str] = {}
     if not targets:
@@ -178,7 +202,7 @@ def apply_form(base: Settings, values: FormValues) -> tuple[Settings | None, dic
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
         for error in exc.errors():
-            errors.setdefault(field_of(error["loc"]), error["msg"].removeprefix("Value error, "))
+            errors.setdefault(field_of(error["loc"]), field_message(error))
         return None, errors
     return (None, errors) if errors else (settings, {})
 
@@ -192,6 +216,12 @@ class ProviderValues:
     max_concurrency: str = "16"
     requests_per_minute: str = "0"
     default: bool = False
+    # The provider's keys the editor does not show (pacing, endpoint_id): kept as they were.
+    kept: dict[str, Any] = field(default_factory=dict)
+
+
+# Keys of a provider the editor shows (and the token, which it reads from the environment).
+_EDITOR_KEYS = {"base_url", "token", "token_env", "model_prefixes", "max_concurrency", "requests_per_minute", "default"}
 
 
 def provider_values(name: str, provider: ProviderSettings) -> ProviderValues:
@@ -203,6 +233,7 @@ def provider_values(name: str, provider: ProviderSettings) -> ProviderValues:
         max_concurrency=str(provider.max_concurrency),
         requests_per_minute=str(provider.requests_per_minute),
         default=provider.default,
+        kept={k: v for k, v in provider.model_dump().items() if k not in _EDITOR_KEYS},
     )
 
 
@@ -219,6 +250,7 @@ def apply_provider(values: ProviderValues, token: str = "") -> tuple[ProviderSet
     try:
         provider = ProviderSettings.model_validate(
             {
+                **values.kept,
                 "base_url": values.base_url.strip(),
                 "token": token,
                 "token_env": values.token_env.strip(),
@@ -231,6 +263,9 @@ def apply_provider(values: ProviderValues, token: str = "") -> tuple[ProviderSet
     except ValidationError as exc:
         for error in exc.errors():
             key = str(error["loc"][0]) if error["loc"] else "name"
-            errors.setdefault(key, error["msg"].removeprefix("Value error, "))
+            if key in values.kept:  # a key the editor does not show, e.g. initial_concurrency over a lowered ceiling
+                errors.setdefault("max_concurrency", f"{key} = {values.kept[key]} (in the file): {field_message(error)}")
+                continue
+            errors.setdefault(key, field_message(error))
         return None, errors
     return (None, errors) if errors else (provider, {})

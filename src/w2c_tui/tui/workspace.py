@@ -33,6 +33,7 @@ class Workspace:
     open_sessions: OpenSessions = field(default_factory=OpenSessions)
     # The settings as config.toml last held them (loaded or saved): Save writes only what differs.
     on_disk: Settings | None = None
+    unsaved_setup: bool = False  # the Setup form differs from config.toml (quitting asks first)
 
     def __post_init__(self) -> None:
         if self.on_disk is None:

@@ -1,11 +1,12 @@
-"""Compare two sessions: metric deltas per pipeline and the examples where they disagree.
+"""Compare two sessions: paired differences (B − A) per pipeline and the examples that flipped.
 
-Enter opens the trace of the highlighted example in session A, b in session B.
+The numbers come from `analysis/compare.py` (the same as `w2c-tui compare`), computed in a
+thread; this screen only displays them. Enter opens the trace of the highlighted example
+in session A, b in session B.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from textual import on
@@ -17,88 +18,120 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Label, Select, Static
 
+from w2c_tui.analysis.compare import (
+    BOTH_WRONG,
+    RIGHT_TO_WRONG,
+    SIGN,
+    WRONG_TO_RIGHT,
+    Disagreement,
+    PairComparison,
+    PairedPipeline,
+    compare_pair,
+    disagreements,  # noqa: F401 - the screen's earlier home of it; tests import it from here
+)
+from w2c_tui.labels import LABELS
+from w2c_tui.metrics.paired import DEFAULT_RESAMPLES
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.store.session_data import SessionData
-from w2c_tui.store.session_rows import SessionRows
 from w2c_tui.tui.background import background
-from w2c_tui.tui.formatting import label, ratio, short_exp, short_uuid, signed
-from w2c_tui.tui.widgets.metric_table import obtained_text, render_rows
+from w2c_tui.tui.formatting import NONE, label, short_exp, short_uuid
+from w2c_tui.tui.widgets.metric_table import render_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.row_list import Column, RowList
 from w2c_tui.tui.workspace import Workspace
 
 ALL = "__all__"
+SEED = 0  # the bootstrap seed, as `w2c-tui compare` uses by default: the screen and the CLI agree
+# right→wrong: A right, B wrong (the flip column's header says "A→B")
+FLIP_CHOICES = [("any flip", ALL), (RIGHT_TO_WRONG, RIGHT_TO_WRONG), (WRONG_TO_RIGHT, WRONG_TO_RIGHT), (BOTH_WRONG, BOTH_WRONG)]
 
 
-@dataclass(frozen=True)
-class Disagreement:
-    uuid: str
-    gold: str | None
-    exp_name: str
-    a: str | None
-    b: str | None
+def _decimal(value: float | None, *, sign: bool = False) -> str:
+    """.714 / +.012 (no leading zero, as in a paper's table)."""
+    if value is None:
+        return NONE
+    text = f"{value:+.3f}" if sign else f"{value:.3f}"
+    return text.replace("0.", ".", 1) if abs(value) < 1 else text
 
 
-def metric_deltas(a: SessionInfo, b: SessionInfo) -> list[list[str]]:
-    """Header plus a row per pipeline present in either session."""
-    metrics_a = {p.exp_name: p.metrics or {} for p in a.pipelines}
-    metrics_b = {p.exp_name: p.metrics or {} for p in b.pipelines}
-    names = [*metrics_a, *(n for n in metrics_b if n not in metrics_a)]
-    rows = [["pipeline", "obtained A", "obtained B", "acc A", "acc B", "Δ acc", "F1 A", "F1 B", "Δ F1"]]
-    for name in names:
-        ma, mb = metrics_a.get(name, {}), metrics_b.get(name, {})
+def _ci(ci: dict | None) -> str:
+    if not ci:
+        return NONE
+    return f"[{_decimal(ci['low'], sign=True)},{_decimal(ci['high'], sign=True)}]"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return NONE
+    return "<.001" if value < 0.001 else _decimal(value)
+
+
+def paired_rows(pair: PairComparison) -> list[list[str]]:
+    """Header plus a row per pipeline present in either session; Δ is B − A on the examples both answered."""
+    rows = [["pipeline", "n", "acc A→B", "Δ acc", "95% CI", "Δ F1", "95% CI", "McNemar", "B✓A✗", "A✓B✗"]]
+    for entry in pair.pipelines.values():
         rows.append(
             [
-                name,
-                obtained_text(ma),
-                obtained_text(mb),
-                ratio(ma.get("accuracy")),
-                ratio(mb.get("accuracy")),
-                _delta(ma.get("accuracy"), mb.get("accuracy")),
-                ratio(ma.get("macro_f1")),
-                ratio(mb.get("macro_f1")),
-                _delta(ma.get("macro_f1"), mb.get("macro_f1")),
+                short_exp(entry.exp_name),
+                str(entry.n_common) + ("*" if entry.warning else ""),
+                f"{_decimal(entry.accuracy_a)}→{_decimal(entry.accuracy_b)}",
+                _decimal(entry.delta_accuracy, sign=True),
+                _ci(entry.delta_accuracy_ci95),
+                _decimal(entry.delta_macro_f1, sign=True),
+                _ci(entry.delta_macro_f1_ci95),
+                _p(entry.mcnemar_p),
+                str(entry.n_b_right_a_wrong),
+                str(entry.n_a_right_b_wrong),
             ]
         )
+    for side, names in (("A", pair.only_in_a), ("B", pair.only_in_b)):
+        for name in names:
+            rows.append([short_exp(name), f"only in {side}", *[NONE] * 8])
     return rows
 
 
-def _delta(a: float | None, b: float | None) -> str:
-    return signed(b - a, 3) if a is not None and b is not None else "–"
+def pair_notes(pair: PairComparison) -> list[str]:
+    """Markup lines below the table: unequal example sets, coerced labels."""
+    notes = []
+    warned: dict[str, list[str]] = {}  # one line for the pipelines that lost the same examples
+    for entry in pair.pipelines.values():
+        if entry.warning:
+            warned.setdefault(entry.warning, []).append(short_exp(entry.exp_name))
+    for warning, names in warned.items():
+        notes.append(f"[$warning]* {escape(', '.join(names))}: {escape(warning)}[/]")
+    for entry in pair.pipelines.values():
+        name = escape(short_exp(entry.exp_name))
+        if entry.n_coerced_a or entry.n_coerced_b:
+            notes.append(
+                f"[dim]{name}: invalid labels scored as cannot_answer: {entry.n_coerced_a} in A, {entry.n_coerced_b} in B[/]"
+            )
+    return notes
 
 
-def disagreements(a: SessionRows, b: SessionRows) -> list[Disagreement]:
-    """Examples both sessions answered in a shared pipeline, with different predictions."""
-    shared = [name for name in a.exp_names if name in b.exp_names]
-    found = []
-    for row_a in a.rows:
-        row_b = b.row(row_a.uuid)
-        if row_b is None:
-            continue
-        for name in shared:
-            pa, pb = row_a.predictions.get(name), row_b.predictions.get(name)
-            if pa is None and pb is None:
-                continue
-            if pa != pb:
-                found.append(Disagreement(row_a.uuid, row_a.gold or row_b.gold, name, pa, pb))
-    return found
+def per_class_line(entry: PairedPipeline) -> str:
+    if not entry.n_common:
+        return f"{escape(short_exp(entry.exp_name))}: no example answered in both"
+    deltas = entry.delta_per_class_f1
+    cells = "  ".join(f"{label(name)} {_decimal(deltas[name], sign=True)}" for name in LABELS)
+    return f"per-class Δ F1 ({SIGN}) · {escape(short_exp(entry.exp_name))}: {cells}"
 
 
 def disagreement_cells(d: Disagreement) -> list[tuple[str, str]]:
-    a_ok = d.a is not None and d.a == d.gold
-    b_ok = d.b is not None and d.b == d.gold
-    winner = "A right" if a_ok and not b_ok else "B right" if b_ok and not a_ok else "both wrong"
+    a_ok = d.a == d.gold
+    b_ok = d.b == d.gold
+    flip = d.flip
     return [
         (short_uuid(d.uuid, 12), "muted"),
         (label(d.gold), "strong"),
         (short_exp(d.exp_name), ""),
         (label(d.a), "good" if a_ok else "bad"),
         (label(d.b), "good" if b_ok else "bad"),
-        (winner, "good" if winner != "both wrong" else "muted"),
+        (flip, "bad" if flip == RIGHT_TO_WRONG else "good" if flip == WRONG_TO_RIGHT else "muted"),
     ]
 
 
 class CompareScreen(Screen):
+    DEFAULT_CSS = "#compare-flip { width: 18; margin-left: 1; }"
     BINDINGS = [
         Binding("b", "open_b", "Trace in B", id="compare.trace_b"),
         Binding("s", "swap", "Swap A/B", id="compare.swap"),
@@ -111,7 +144,9 @@ class CompareScreen(Screen):
         self.sessions: list[SessionInfo] = []
         self.data_a: SessionData | None = None
         self.data_b: SessionData | None = None
-        self.found: list[Disagreement] = []
+        self.found: list[Disagreement] = []  # every disagreement of the pair, all pipelines
+        self.pair: PairComparison | None = None
+        self._metrics_markup = ""  # the paired table, without the per-class line of the chosen pipeline
         self._pending: tuple[str | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -127,8 +162,9 @@ class CompareScreen(Screen):
         with Horizontal(id="compare-filter"):
             yield Label("disagreements", id="compare-count")
             yield Select([("all pipelines", ALL)], value=ALL, allow_blank=False, id="compare-pipeline", compact=True)
+            yield Select(FLIP_CHOICES, value=ALL, allow_blank=False, id="compare-flip", compact=True)
         yield RowList(
-            [Column("uuid", 12), Column("gold", 5), Column("pipeline", 16), Column("A", 6), Column("B", 6), Column("", 0)],
+            [Column("uuid", 12), Column("gold", 5), Column("pipeline", 16), Column("A", 6), Column("B", 6), Column("A→B", 0)],
             id="compare-rows",
         )
         yield Footer()
@@ -188,18 +224,25 @@ class CompareScreen(Screen):
         if a == b:
             self.query_one("#compare-metrics", Static).update(Content.from_markup("[$warning]A and B are the same session[/]"))
             return
-        self.query_one("#compare-metrics", Static).update(Content.from_markup("[dim]reading both sessions…[/]"))
+        self.query_one("#compare-metrics", Static).update(
+            Content.from_markup(f"[dim]reading both sessions, {DEFAULT_RESAMPLES:,} paired bootstrap resamples…[/]")
+        )
         self.compare(str(a), str(b))
 
     @background(thread=True, group="compare")
     def compare(self, a: str, b: str) -> None:
+        # Reading and the bootstrap (~0.1 s per pipeline on the full set) stay off the event loop.
         data_a = self.workspace.open_sessions.data(Path(a))
         data_b = self.workspace.open_sessions.data(Path(b))
-        found = disagreements(data_a.rows, data_b.rows)
-        self.app.call_from_thread(self._show_comparison, data_a, data_b, found)
+        pair = compare_pair(data_a.rows, data_b.rows, n_resamples=DEFAULT_RESAMPLES, seed=SEED)
+        self.app.call_from_thread(self._show_comparison, a, b, data_a, data_b, pair)
 
-    def _show_comparison(self, data_a: SessionData, data_b: SessionData, found: list[Disagreement]) -> None:
-        self.data_a, self.data_b, self.found = data_a, data_b, found
+    def _show_comparison(self, a_root: str, b_root: str, data_a: SessionData, data_b: SessionData, pair: PairComparison) -> None:
+        chosen = (self.query_one("#compare-a", Select).value, self.query_one("#compare-b", Select).value)
+        if chosen != (a_root, b_root):
+            return  # the user picked another pair meanwhile; its own worker shows it
+        self.data_a, self.data_b, self.pair = data_a, data_b, pair
+        self.found = [d for entry in pair.pipelines.values() for d in entry.disagreements]
         a, b = data_a.info, data_b.info
         header = (
             f"[b]A[/b] {escape(a.target_model)} [dim]{escape(a.run_key)}/{escape(a.fingerprint[:10])}[/]   "
@@ -210,25 +253,46 @@ class CompareScreen(Screen):
         for side, info in (("A", a), ("B", b)):
             if info.damaged:
                 header += f"\n[$error]{side} damaged:[/] {escape('; '.join(info.damaged))}"
-        self.query_one("#compare-metrics", Static).update(
-            Content.from_markup(header + "\n" + render_rows(metric_deltas(a, b), status_column=None))
+        header += (
+            f"\n[b]Δ = {SIGN}[/b] [dim]· n: answered by both · 95% CI: paired bootstrap "
+            f"×{DEFAULT_RESAMPLES:,} · McNemar: exact p[/]"
         )
-        shared = [n for n in data_a.rows.exp_names if n in data_b.rows.exp_names]
+        lines = [header, render_rows(paired_rows(pair), status_column=None), *pair_notes(pair)]
+        self._metrics_markup = "\n".join(lines)
         pipeline = self.query_one("#compare-pipeline", Select)
         with self.prevent(Select.Changed):
-            pipeline.set_options([("all pipelines", ALL), *((short_exp(n), n) for n in shared)])
+            pipeline.set_options([("all pipelines", ALL), *((short_exp(n), n) for n in pair.pipelines)])
             pipeline.value = ALL
+            self.query_one("#compare-flip", Select).value = ALL
         self._show_rows()
         self.query_one("#compare-rows", RowList).focus()
 
     @on(Select.Changed, "#compare-pipeline")
+    @on(Select.Changed, "#compare-flip")
     def _show_rows(self) -> None:
         chosen = self.query_one("#compare-pipeline", Select).value
-        rows = [d for d in self.found if chosen in (ALL, Select.NULL) or d.exp_name == chosen]
+        flip = self.query_one("#compare-flip", Select).value
+        rows = [
+            d
+            for d in self.found
+            if (chosen in (ALL, Select.NULL) or d.exp_name == chosen) and (flip in (ALL, Select.NULL) or d.flip == flip)
+        ]
         table = self.query_one("#compare-rows", RowList)
         table.set_rows([disagreement_cells(d) for d in rows], [(d.uuid, d.exp_name) for d in rows])
-        table.set_empty_text("the two sessions agree on every shared example" if self.data_a else "choose two sessions")
-        self.query_one("#compare-count", Label).update(f"{len(rows):,} disagreements")
+        table.set_empty_text("no such example among those both sessions answered" if self.data_a else "choose two sessions")
+        flips = {kind: sum(1 for d in rows if d.flip == kind) for kind in (RIGHT_TO_WRONG, WRONG_TO_RIGHT)}
+        self.query_one("#compare-count", Label).update(
+            f"{len(rows):,} differ · {flips[RIGHT_TO_WRONG]:,} {RIGHT_TO_WRONG} · {flips[WRONG_TO_RIGHT]:,} {WRONG_TO_RIGHT}"
+        )
+        self._show_detail(chosen)
+
+    def _show_detail(self, chosen: object) -> None:
+        """The paired table, plus the per-class Δ F1 of the chosen pipeline."""
+        if self.pair is None:
+            return
+        entry = self.pair.pipelines.get(str(chosen)) if chosen not in (ALL, Select.NULL) else None
+        detail = per_class_line(entry) if entry else "[dim]choose a pipeline below for its per-class Δ F1[/]"
+        self.query_one("#compare-metrics", Static).update(Content.from_markup(self._metrics_markup + "\n" + detail))
 
     def _uuid_list(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -262,3 +326,23 @@ class CompareScreen(Screen):
     def action_reload(self) -> None:
         self.workspace.open_sessions.clear()  # opened sessions are read again too
         self.load_sessions()
+
+    # -- export (analysis/export.py): the tables of both sessions under <workdir>/exports/ ------
+    BINDINGS = [*BINDINGS, Binding("e", "export", "Export", id="compare.export")]
+
+    def action_export(self) -> None:
+        chosen = [d for d in (self.data_a, self.data_b) if d is not None]
+        if len(chosen) < 2:
+            self.notify("choose two sessions first", severity="warning")
+            return
+        self.export_tables(chosen)
+
+    @background(thread=True, group="compare-export")
+    def export_tables(self, chosen: list[SessionData]) -> None:
+        from w2c_tui.analysis.export import EXPORTS_FOLDER, write_exports
+        from w2c_tui.tui.export_note import exported_message
+
+        # run key and fingerprint: two run keys may hold sessions of one and the same configuration
+        stem = "compare-" + "-".join(f"{d.info.run_key}_{d.info.fingerprint[:8]}" for d in chosen)
+        files = write_exports(self.workspace.loaded.workdir / EXPORTS_FOLDER, stem, [d.rows for d in chosen])
+        self.app.call_from_thread(self.notify, exported_message(files), title="Exported")

@@ -1,22 +1,26 @@
-"""Monitor: one panel per running (or finished) session, switched with a selector.
+"""Monitor: a list of the launched sessions and one detail panel, for the highlighted one.
 
-Launches keep running when you switch tabs; the panels poll their RunState on a timer.
+The list (shown from two sessions on) keeps finished sessions as one line each; only the
+highlighted session's panel is displayed, the others are hidden, never stacked. Launches
+keep running when you switch tabs; the panels poll their RunState on a timer.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, Label, Select, Static
+from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 
 from w2c_tui.store.browse import session_started
 from w2c_tui.tui.launches import MonitoredSession
 from w2c_tui.tui.messages import OpenSession
 from w2c_tui.tui.widgets.event_log import EventLog
+from w2c_tui.tui.widgets.launch_list import LaunchList
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.session_monitor import SessionMonitor
 from w2c_tui.tui.workspace import Workspace
@@ -27,14 +31,15 @@ EMPTY = (
     "Each launched session gets a panel here: progress per pipeline, requests, retries and waits,\n"
     "a live confusion matrix, throughput and the audit event stream."
 )
+LIST_SECONDS = 1.0  # the launch list's progress figures; the panel on show polls faster
 
 
 class MonitorScreen(Screen):
     BINDINGS = [
-        Binding("c", "cancel", "Cancel run", id="monitor.cancel"),
-        Binding("s", "open_session", "Open session", id="monitor.open_session"),
-        Binding("p", "next_pipeline", "Confusion: next", id="monitor.next_pipeline"),
-        Binding("f", "cycle_severity", "Filter severity", id="monitor.filter"),
+        Binding("c", "cancel", "Cancel", id="monitor.cancel"),
+        Binding("s", "open_session", "Open", id="monitor.open_session"),
+        Binding("p", "next_pipeline", "Matrix", id="monitor.next_pipeline"),
+        Binding("f", "cycle_severity", "Severity", id="monitor.filter"),
         Binding("right_square_bracket", "next_session(1)", "Next session", id="monitor.next_session", show=False),
         Binding("left_square_bracket", "next_session(-1)", "Previous session", id="monitor.previous_session", show=False),
     ]
@@ -43,18 +48,20 @@ class MonitorScreen(Screen):
         super().__init__()
         self.workspace = workspace
         self._shown: list[str] = []
+        self._mounting: dict[str, Any] = {}  # session key -> its panel's mount (AwaitComplete)
+        self._wanted: str | None = None  # the session to show once its panel is mounted
 
     def compose(self) -> ComposeResult:
         yield NavBar("monitor")
-        with Horizontal(id="monitor-picker"):
-            yield Label("session", id="monitor-picker-label")
-            yield Select([], id="monitor-select", allow_blank=True, compact=True, prompt="no session yet")
+        yield LaunchList(id="monitor-list")
         yield Static(Content.from_markup(EMPTY), id="monitor-empty")
         yield ContentSwitcher(id="monitor-panels")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sync_sessions()
+        if self.workspace.poll_monitor:
+            self.set_interval(LIST_SECONDS, self._refresh_list)
 
     def on_screen_resume(self) -> None:
         self.sync_sessions()
@@ -64,35 +71,66 @@ class MonitorScreen(Screen):
         return self.workspace.monitored()
 
     def sync_sessions(self, focus: str | None = None) -> None:
-        """Add a panel for every session not shown yet; optionally bring one to the front."""
+        """Add a (hidden) panel for every session not shown yet; show `focus`, else the one on show."""
         sessions = self._all_sessions()
         switcher = self.query_one("#monitor-panels", ContentSwitcher)
         for session in sessions:
             if session.key not in self._shown:
                 self._shown.append(session.key)
-                switcher.mount(SessionMonitor(session, poll=self.workspace.poll_monitor))
-        select = self.query_one("#monitor-select", Select)
-        options = [(s.title, s.key) for s in sessions]
-        shown = switcher.current.removeprefix("monitor-") if switcher.current else None  # panel id -> session key
-        current = focus or shown or (options[-1][1] if options else None)
-        with self.prevent(Select.Changed):
-            select.set_options(options)
-            if current:
-                select.value = current
-        self.query_one("#monitor-picker").display = len(sessions) > 1
+                # add_content mounts it hidden: only the current panel is ever displayed.
+                self._mounting[session.key] = switcher.add_content(SessionMonitor(session, poll=self.workspace.poll_monitor))
+        keys = [s.key for s in sessions]
+        shown = self.shown_key
+        # The session asked for, else the one still waiting for its panel, else the one on show.
+        wanted = [key for key in (focus, self._wanted, shown) if key in keys]
+        current = wanted[0] if wanted else (keys[-1] if keys else None)
+        launch_list = self.query_one(LaunchList)
+        with self.prevent(OptionList.OptionHighlighted):
+            launch_list.show(sessions, current)
+        launch_list.display = len(sessions) > 1
         self.query_one("#monitor-empty").display = not sessions
         if current:
-            self.call_after_refresh(self._show, current)
+            self._wanted = current
+            self.call_later(self._show_when_mounted, current)
+
+    async def _show_when_mounted(self, key: str) -> None:
+        mounting = self._mounting.get(key)
+        if mounting is not None:
+            await mounting
+            self._mounting.pop(key, None)
+        if key == self._wanted:  # a later request (a newer launch, the user's choice) wins
+            self._show(key)
+
+    @property
+    def shown_key(self) -> str | None:
+        """The session whose panel is on show (the panel's id is `monitor-<key>`)."""
+        switcher = self.query_one("#monitor-panels", ContentSwitcher)
+        return switcher.current.removeprefix("monitor-") if switcher.current else None
 
     def _show(self, key: str) -> None:
         switcher = self.query_one("#monitor-panels", ContentSwitcher)
-        if switcher.get_child_by_id(f"monitor-{key}", SessionMonitor) is not None:
+        if switcher.query_children(f"#monitor-{key}"):
             switcher.current = f"monitor-{key}"
 
-    @on(Select.Changed, "#monitor-select")
-    def _picked(self, event: Select.Changed) -> None:
-        if event.value is not Select.NULL:
-            self._show(str(event.value))
+    def _refresh_list(self) -> None:
+        launch_list = self.query_one(LaunchList)
+        if launch_list.display and self.is_current:  # nobody looks at another tab's list
+            launch_list.refresh_lines()
+
+    @on(OptionList.OptionHighlighted, "#monitor-list")
+    def _picked(self, event: OptionList.OptionHighlighted) -> None:
+        # Only the user's move in the list: the highlight set by `show` arrives late and is stale.
+        if event.option.id and event.option_list.has_focus:
+            self.choose(event.option.id)
+
+    def choose(self, key: str) -> None:
+        """Show this session's panel (once mounted) and highlight its line."""
+        self._wanted = key
+        launch_list = self.query_one(LaunchList)
+        keys = [option.id for option in launch_list.options]
+        if key in keys and launch_list.highlighted != keys.index(key):
+            launch_list.highlighted = keys.index(key)
+        self.call_later(self._show_when_mounted, key)
 
     def current_panel(self) -> SessionMonitor | None:
         switcher = self.query_one("#monitor-panels", ContentSwitcher)
@@ -141,4 +179,4 @@ class MonitorScreen(Screen):
             return
         keys = [s.key for s in sessions]
         index = (keys.index(panel.session.key) + step) % len(keys)
-        self.query_one("#monitor-select", Select).value = keys[index]
+        self.choose(keys[index])

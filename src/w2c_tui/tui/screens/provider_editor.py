@@ -25,6 +25,7 @@ class ProviderEdit:
     old_name: str | None
     name: str
     provider: ProviderSettings
+    save: bool = False  # also write config.toml (ctrl+s), not only the form (enter / Apply)
 
 
 class ProviderEditor(ModalScreen[ProviderEdit | None]):
@@ -44,7 +45,8 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="provider_editor.cancel"),
-        Binding("ctrl+s", "save", "Apply", id="provider_editor.apply"),
+        # ctrl+s saves to config.toml, as everywhere in the app; enter in a field only applies.
+        Binding("ctrl+s", "save(True)", "Apply and save", id="provider_editor.save", priority=True),
     ]
 
     def __init__(self, values: ProviderValues, environ: dict[str, str], *, editing: str | None = None) -> None:
@@ -88,7 +90,8 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
             yield Checkbox("default provider (takes models no prefix matches)", v.default, id="p-default", compact=True)
             with Horizontal(id="editor-buttons"):
                 yield Button("Cancel  esc", id="cancel", compact=True)
-                yield Button("Apply  ctrl+s", id="apply", variant="primary", compact=True)
+                yield Button("Apply  enter", id="apply", variant="primary", compact=True)
+                yield Button("Apply and save  ctrl+s", id="apply-save", compact=True)
 
     def on_mount(self) -> None:
         self._show_token_hint()
@@ -106,6 +109,7 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
             max_concurrency=text("max_concurrency"),
             requests_per_minute=text("requests_per_minute"),
             default=self.query_one("#p-default", Checkbox).value,
+            kept=self.values.kept,
         )
 
     def _variable(self, values: ProviderValues) -> str:
@@ -129,12 +133,20 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
+    @on(Input.Submitted)
     @on(Button.Pressed, "#apply")
-    def action_save(self) -> None:
+    def _apply(self) -> None:
+        self.action_save(False)
+
+    @on(Button.Pressed, "#apply-save")
+    def _apply_and_save(self) -> None:
+        self.action_save(True)
+
+    def action_save(self, save: bool = False) -> None:
         values = self._read()
         token = self.environ.get(self._variable(values), "")
         provider, errors = apply_provider(values, token)
         for field in self.query(FormField):
             field.show_error(errors.get(field.field_id))
         if provider is not None:
-            self.dismiss(ProviderEdit(self.editing, values.name.strip(), provider))
+            self.dismiss(ProviderEdit(self.editing, values.name.strip(), provider, save=save))

@@ -19,6 +19,7 @@ from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Footer, Select, Static, TabbedContent, TabPane, TextArea
 
+from w2c_tui.analysis.agreement import SessionAgreement
 from w2c_tui.labels import LABELS
 from w2c_tui.status import with_hint
 from w2c_tui.store.browse import SessionInfo
@@ -26,9 +27,13 @@ from w2c_tui.store.session_data import SessionData
 from w2c_tui.store.session_rows import stability_entropies
 from w2c_tui.tui.background import background
 from w2c_tui.tui.endpoint_info import endpoint_markup
+from w2c_tui.tui.export_note import exported_message
+from w2c_tui.tui.judge_note import judge_figures_markup, judge_note_markup, session_judge_note
+from w2c_tui.tui.widgets.agreement_panel import AgreementPanel
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.example_browser import ExampleBrowser
 from w2c_tui.tui.widgets.metric_table import (
+    SUMMARY_LEGEND,
     audit_markup,
     class_f1,
     comparison_markup,
@@ -40,6 +45,7 @@ from w2c_tui.tui.widgets.metric_table import (
     variants_markup,
 )
 from w2c_tui.tui.widgets.nav_bar import NavBar
+from w2c_tui.tui.widgets.usage_summary import usage_markup
 from w2c_tui.tui.workspace import Workspace
 
 DEFAULT_MLFLOW_UI = "http://127.0.0.1:5000"
@@ -62,11 +68,15 @@ class SessionViewScreen(Screen):
         Binding("escape", "back", "Back", id="session.back"),
         Binding("m", "tab('metrics')", "Metrics", id="session.metrics"),
         Binding("x", "tab('examples')", "Examples", id="session.examples"),
-        Binding("g", "tab('charts')", "Charts", id="session.charts"),
-        Binding("j", "tab('manifest')", "Manifest", id="session.manifest"),
+        Binding("a", "tab('agreement')", "Agreement", id="session.agreement", show=False),
+        Binding("e", "export", "Export", id="session.export"),
+        # Shown on the tab bar (and in help): the footer keeps room for ? and ctrl+q at 80 columns.
+        Binding("g", "tab('charts')", "Charts", id="session.charts", show=False),
+        Binding("j", "tab('manifest')", "Manifest", id="session.manifest", show=False),
         Binding("slash", "search", "Search", id="session.search", show=False),
         Binding("w", "toggle_filter('filter-wrong')", "Wrong only", id="session.wrong_only", show=False),
         Binding("f", "toggle_filter('filter-fallback')", "Fallback only", id="session.fallback_only", show=False),
+        Binding("c", "clear_filters", "Clear filters", id="session.clear_filters", show=False),
         Binding("p", "next_pipeline", "Next pipeline", id="session.next_pipeline", show=False),
     ]
 
@@ -78,14 +88,19 @@ class SessionViewScreen(Screen):
         self.data: SessionData | None = None
         self.start_tab = start_tab
         self._charts_drawn = False
+        self._agreement_data: SessionData | None = None
 
     def compose(self) -> ComposeResult:
         yield NavBar("sessions")
         yield Static(f"[dim]opening {escape(str(self.session_dir))}…[/]", id="session-title")
+        judge_note = Static(id="judge-note")
+        judge_note.display = False  # shown for sessions that use a judge (load_info)
+        yield judge_note
         with TabbedContent(initial=f"tab-{self.start_tab}", id="session-tabs"):
             with TabPane("Metrics", id="tab-metrics"):
                 with VerticalScroll(id="metrics-scroll"):
                     yield Static(id="metrics-summary")
+                    yield Static(id="usage-summary")  # actual usage beside the launch's estimate
                     with Horizontal(id="pipeline-picker"):
                         yield Static("pipeline", id="pipeline-picker-label")
                         yield Select([], id="metrics-pipeline", allow_blank=True, compact=True, prompt="–")
@@ -99,6 +114,8 @@ class SessionViewScreen(Screen):
                     yield Static(id="metrics-extra")
             with TabPane("Examples", id="tab-examples"):
                 yield ExampleBrowser(id="examples")
+            with TabPane("Agreement", id="tab-agreement"):
+                yield AgreementPanel(id="agreement")
             with TabPane("Charts", id="tab-charts"):
                 with VerticalScroll(id="charts-scroll"):
                     yield Static("[dim]charts are drawn when you open this tab[/]", id="charts-note")
@@ -109,7 +126,7 @@ class SessionViewScreen(Screen):
 
     def on_mount(self) -> None:
         self.load_info()
-        self.load_rows()
+        self.load_rows()  # then the agreement, from the same rows
 
     # -- loading -----------------------------------------------------------------------
     @background(thread=True, group="session-info")
@@ -118,13 +135,33 @@ class SessionViewScreen(Screen):
         info = self.workspace.open_sessions.info(self.session_dir)
         link = mlflow_link(info)
         self.app.call_from_thread(self._show_info, info, link)
+        note = judge_note_markup(session_judge_note(info))  # reads other sessions: here, in the thread
+        self.app.call_from_thread(self._show_judge_note, note)
+
+    def _show_judge_note(self, markup: str) -> None:
+        widget = self.query_one("#judge-note", Static)
+        widget.update(Content.from_markup(markup))
+        widget.display = bool(markup)
 
     @background(thread=True, group="session-rows")
     def load_rows(self) -> None:
         data = self.workspace.open_sessions.data(self.session_dir)
         self.app.call_from_thread(self._show_rows, data)
-        # Index the call traces now, so traces and the latency chart open at once later.
-        data.index_all_calls()
+        # The call traces are not read here: the Trace screen and the latency chart index
+        # them when first opened (a 150k-call session takes ~0.4 s of CPU that would slow
+        # the table's first frame). The agreement starts once the table is painted.
+
+    @background(thread=True, group="session-agreement")
+    def load_agreement(self, data: SessionData) -> None:
+        """Cohen's kappa between pipelines, from the rows already read."""
+        from w2c_tui.analysis.agreement import session_agreement
+
+        agreement = session_agreement(data.rows)
+        self.app.call_from_thread(self._show_agreement, data, agreement)
+
+    def _show_agreement(self, data: SessionData, agreement: SessionAgreement) -> None:
+        self._agreement_data = data  # what the disagreeing examples' traces are read from
+        self.query_one(AgreementPanel).show(agreement)
 
     def _show_info(self, info: SessionInfo, link: str | None) -> None:
         self.info = info
@@ -142,10 +179,14 @@ class SessionViewScreen(Screen):
         rows = summary_rows(info.summary_pipelines(), short=self.size.width < 100)
         self.query_one("#metrics-summary", Static).update(
             Content.from_markup(
-                (render_rows(rows) if len(rows) > 1 else "[dim]no pipelines in this session[/]")
+                (render_rows(rows) + "\n" + SUMMARY_LEGEND if len(rows) > 1 else "[dim]no pipelines in this session[/]")
                 + "".join(f"\n[$warning]{escape(name)} refused:[/] [dim]{escape(why)}[/]" for name, why in info.refused.items())
             )
         )
+        usage = self.query_one("#usage-summary", Static)
+        markup = usage_markup({p.exp_name: p.metrics for p in info.pipelines}, info.manifest)
+        usage.update(Content.from_markup(markup))
+        usage.display = bool(markup) and info.origin != "earlier-suite"  # the earlier suite counted no usage
         select = self.query_one("#metrics-pipeline", Select)
         select.set_options([(p.exp_name, p.exp_name) for p in info.pipelines])
         if info.pipelines:
@@ -163,6 +204,7 @@ class SessionViewScreen(Screen):
     def _show_rows(self, data: SessionData) -> None:
         self.data = data
         self.query_one(ExampleBrowser).show_rows(data.rows)
+        self.call_after_refresh(self.load_agreement, data)  # after the table's frame: it competes for the GIL
         if self.query_one(TabbedContent).active == "tab-charts":
             self.draw_charts()
         select = self.query_one("#metrics-pipeline", Select)
@@ -192,7 +234,7 @@ class SessionViewScreen(Screen):
         # Computed from events and rows on disk (resolved missing answers are history), once rows are read.
         summary = self.data.rows.audit_summaries.get(pipeline.exp_name) if self.data is not None else None
         audit = audit_markup(summary) if summary is not None or self.data is not None else "Audit  [dim]reading…[/]"
-        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics)]
+        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics), judge_figures_markup(metrics)]
         if pipeline.origin == "earlier-suite":
             parts.append(comparison_markup(pipeline.comparison, pipeline.stored))
         parts.append(audit)
@@ -261,6 +303,11 @@ class SessionViewScreen(Screen):
         if self.query_one(TabbedContent).active == "tab-examples":
             self.query_one(ExampleBrowser).toggle(checkbox_id)
 
+    def action_clear_filters(self) -> None:
+        if self.query_one(TabbedContent).active == "tab-examples":
+            if not self.query_one(ExampleBrowser).clear_filters():
+                self.notify("No filter is set.", timeout=2)
+
     def action_back(self) -> None:
         from textual.widgets import Input
 
@@ -276,3 +323,25 @@ class SessionViewScreen(Screen):
         from w2c_tui.tui.screens.trace import TraceScreen
 
         self.app.push_screen(TraceScreen(self.data, event.uuid, event.uuids))
+
+    @on(AgreementPanel.OpenTrace)
+    def _open_disagreement(self, event: AgreementPanel.OpenTrace) -> None:
+        data = self.data or self._agreement_data
+        if data is None:
+            return
+        from w2c_tui.tui.screens.trace import TraceScreen
+
+        self.app.push_screen(TraceScreen(data, event.uuid, event.uuids, title="disagreement"))
+
+    # -- export ------------------------------------------------------------------------
+    def action_export(self) -> None:
+        self.notify("exporting the tables…", timeout=2)
+        self.export_tables()
+
+    @background(thread=True, group="session-export")
+    def export_tables(self) -> None:
+        from w2c_tui.analysis.export import session_exports_folder, write_exports
+
+        data = self.workspace.open_sessions.data(self.session_dir)
+        files = write_exports(session_exports_folder(data.info), data.info.fingerprint, [data.rows])
+        self.app.call_from_thread(self.notify, exported_message(files), title="Exported")

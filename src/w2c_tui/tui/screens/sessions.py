@@ -25,7 +25,8 @@ from w2c_tui.store.browse import DAMAGED, SessionInfo
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.messages import OpenCompare, OpenSession
-from w2c_tui.tui.widgets.metric_table import render_rows, summary_rows
+from w2c_tui.metrics.compute import coverage
+from w2c_tui.tui.widgets.metric_table import SUMMARY_LEGEND, render_rows, summary_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.workspace import Workspace
 
@@ -46,6 +47,20 @@ def tree_label(markup: str, variables: dict[str, str]) -> Text:
     return Text.from_markup(_VARIABLE.sub(lambda m: variables.get(m.group(1), "default"), markup))
 
 
+def answered_text(info: SessionInfo) -> str:
+    """`154/300`: answers obtained of those planned, by the pipeline with the fewest (so
+    `300/300` means every pipeline has all); `n=300` when a pipeline's count is unknown, or ""
+    when nothing is known."""
+    planned = info.n_examples
+    counts = [coverage(p.metrics)[0] for p in info.pipelines]
+    known = [c for c in counts if isinstance(c, int)]
+    if planned is None:
+        return ""
+    if not known or len(known) < len(counts):
+        return f"n={planned}"
+    return f"{min(known)}/{planned}"
+
+
 def session_line(info: SessionInfo, marked: bool = False) -> str:
     icon = STATUS_ICON.get(info.status, "?")
     sim = " [dim]sim[/]" if info.simulated else ""
@@ -54,10 +69,11 @@ def session_line(info: SessionInfo, marked: bool = False) -> str:
     if info.damaged:
         sim += " [$error]damaged[/]"
     mark = "[b $accent]◆[/] " if marked else ""
-    n = f" n={info.n_examples}" if info.n_examples is not None else ""
+    # The counts before the model name: a narrow tree cuts the name, never `300` into `30`.
+    n = answered_text(info)
     return (
-        f"{mark}{icon} {rich_escape(info.fingerprint[:10])} [b]{rich_escape(info.target_model[:28])}[/b] "
-        f"[dim]{info.status}{n}[/]{sim}"
+        f"{mark}{icon} {rich_escape(info.fingerprint[:10])} [dim]{info.status}{' ' + n if n else ''}[/] "
+        f"[b]{rich_escape(info.target_model[:28])}[/b]{sim}"
     )
 
 
@@ -81,6 +97,7 @@ def session_summary(info: SessionInfo, *, short: bool = False) -> str:
     if info.pipelines:
         rows = summary_rows(info.summary_pipelines(), short=short)
         lines.append(render_rows(rows))
+        lines.append(SUMMARY_LEGEND)
     else:
         lines.append("[dim]no pipeline folders yet[/]")
     lines.append("")
@@ -94,6 +111,7 @@ class SessionsScreen(Screen):
         Binding("space,m", "mark", "Mark", id="sessions.mark", priority=True),
         Binding("c", "compare", "Compare marked", id="sessions.compare"),
         Binding("o", "open", "Open", id="sessions.open", show=False),
+        Binding("delete", "delete", "Delete session", id="sessions.delete", show=False),
     ]
 
     def __init__(self, workspace: Workspace) -> None:
@@ -197,6 +215,19 @@ class SessionsScreen(Screen):
     def action_reload(self) -> None:
         self.workspace.open_sessions.clear()  # opened sessions are read again too
         self.load_sessions()
+
+    def action_delete(self) -> None:
+        from w2c_tui.tui.delete_session import ask_and_delete
+
+        info = self._current()
+        if info is None:
+            return
+
+        def deleted() -> None:
+            self.marked = [key for key in self.marked if key != str(info.paths.root)]
+            self.load_sessions()
+
+        ask_and_delete(self, self.workspace, info, deleted)  # asks first (tui/delete_session.py)
 
     def action_open(self) -> None:
         info = self._current()

@@ -21,10 +21,9 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, RadioButton,
 from textual.worker import Worker, WorkerState
 
 from w2c_tui.config.schema import FAMILIES, Settings
-from w2c_tui.engine.estimate import Estimate, estimate, prompt_chars_per_method
 from w2c_tui.tui.background import background
-from w2c_tui.tui.formatting import count, short_exp
 from w2c_tui.tui.messages import SettingsChanged, StartLaunch
+from w2c_tui.tui.setup_status import readiness_markup
 from w2c_tui.tui.settings_form import (
     FormValues,
     SweepValues,
@@ -59,9 +58,10 @@ class SetupScreen(Screen):
     BINDINGS = [
         Binding("ctrl+r", "launch", "Launch", id="setup.launch", priority=True),
         Binding("ctrl+s", "save", "Save config", id="setup.save", priority=True),
-        Binding("t", "test_provider", "Test connection", id="setup.test"),
-        Binding("a", "add_provider", "Add provider", id="setup.add_provider"),
-        Binding("e", "edit_provider", "Edit provider", id="setup.edit_provider"),
+        Binding("t", "test_provider", "Test", id="setup.test", tooltip="Test the connection"),
+        Binding("j", "check_judge", "Check judge", id="setup.check_judge", show=False),
+        Binding("a", "add_provider", "Add", id="setup.add_provider", tooltip="Add a provider"),
+        Binding("e", "edit_provider", "Edit", id="setup.edit_provider", tooltip="Edit the provider"),
         Binding("delete", "remove_provider", "Remove provider", id="setup.remove_provider", show=False),
     ]
 
@@ -76,7 +76,9 @@ class SetupScreen(Screen):
         self._n_examples: int | None = None
         self._chars: dict[str, float] | None = None
         self._dataset_error = ""
+        self._test_error = ""  # the last connection test's own failure (not a server's answer)
         self._renamed: dict[str, str] = {}  # provider name in config.toml -> its new name, until saved
+        self._clean_values: FormValues | None = None  # the form as config.toml last held it
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -157,6 +159,13 @@ class SetupScreen(Screen):
                             hint="same key, same settings: resume",
                         )
                         yield Static(id="estimate")
+                    with Vertical(id="http-panel", classes="panel") as panel:
+                        panel.border_title = "Requests"
+                        panel.border_subtitle = r"\[http]"  # escaped: not a markup tag
+                        for label, field_id, value, tip in self._http_fields(values):
+                            control = Input(value, id=field_id, compact=True)
+                            control.tooltip = tip
+                            yield FormField(label, control, field_id=field_id)
                 with Vertical(classes="setup-column"):
                     with Vertical(id="pipelines-panel", classes="panel") as panel:
                         panel.border_title = "Pipelines"
@@ -185,13 +194,28 @@ class SetupScreen(Screen):
         with Horizontal(id="setup-actions"):
             yield Static(id="setup-status")
             yield Button("Save config", id="save", compact=True)
+            yield Button("Check judge", id="check-judge", compact=True, tooltip="the judge labels every reference answer (w2c-tui judge-check)")
             yield Button("▶ Launch", id="launch", variant="success", compact=True)
         yield Footer()
+
+    @staticmethod
+    def _http_fields(values: FormValues) -> list[tuple[str, str, str, str]]:
+        """The [http] fields: label, widget id, value, tooltip (as config.example.toml explains them)."""
+        return [
+            ("retries", "http-max-retries", values.max_retries,
+             "Retries after the first attempt for 408, 409, 429, 5xx, timeouts and dropped connections."),
+            ("timeout s", "http-timeout", values.timeout_seconds, "Seconds before a request is abandoned and retried."),
+            ("backoff s", "http-base-delay", values.base_delay_seconds,
+             "Exponential backoff: base delay, doubled each retry, with jitter, capped at max delay."),
+            ("max delay s", "http-max-delay", values.max_delay_seconds, "Longest wait between two attempts."),
+            ("429 wait s", "http-retry-sleep", values.retry_sleep_seconds, "Wait after a 429 that gives no Retry-After header."),
+        ]
 
     def on_mount(self) -> None:
         self._show_providers()
         self._sync_enabled()
         self._validate_now()
+        self._clean_values = self._read_values()  # what config.toml holds, as the form shows it
 
     def on_screen_resume(self) -> None:
         self.query_one("#setup-notice").display = self.workspace.loaded.embedded
@@ -241,12 +265,25 @@ class SetupScreen(Screen):
                 other.default = False
         providers[edit.name] = edit.provider
         self._set_providers(providers)
-        self.notify(f"provider {edit.name} updated; ctrl+s saves it to config.toml", timeout=4)
+        if edit.save:  # ctrl+s in the editor: saved to config.toml, as ctrl+s does everywhere
+            self.action_save()
+        else:
+            self.notify(f"provider {edit.name} updated; ctrl+s saves it to config.toml", timeout=4)
 
     def action_remove_provider(self) -> None:
+        from w2c_tui.tui.screens.confirm import Choice, ConfirmScreen
+
         name = self._selected_provider()
         if name is None:
             return
+        question = ConfirmScreen(
+            "Remove provider",
+            f"Remove provider {name} from the form? config.toml changes only when you save (ctrl+s).",
+            [Choice("n", "Keep"), Choice("y", "Remove", "error")],
+        )
+        self.app.push_screen(question, lambda answer: self._remove_provider(name) if answer == "y" else None)
+
+    def _remove_provider(self, name: str) -> None:
         providers = dict(self.workspace.loaded.settings.providers)
         providers.pop(name, None)
         self.probes.pop(name, None)
@@ -259,6 +296,7 @@ class SetupScreen(Screen):
         self._show_providers()
         self.query_one("#setup-notice").display = self.workspace.loaded.embedded
         self._schedule_validation()
+        self._note_unsaved()
 
     def action_test_provider(self) -> None:
         name = self._selected_provider()
@@ -291,8 +329,10 @@ class SetupScreen(Screen):
 
         result = await probe_provider(name, base_url, token, model)
         self.probes[name] = result
+        self._test_error = ""
         self.suggester.add(result.models)
         self._show_providers()
+        self._show_readiness()
         details = "\n".join(
             f"{'[$success]✓' if c.ok else '[$error]✗'} {check}[/] [dim]{escape(c.detail)}[/]"
             for check, c in result.checks.items()
@@ -326,6 +366,11 @@ class SetupScreen(Screen):
             use_full_dataset=self.query_one("#size-full", RadioButton).value,
             n_per_label=self._input("n-per-label"),
             subsample_seed=self._input("subsample-seed"),
+            max_retries=self._input("http-max-retries"),
+            timeout_seconds=self._input("http-timeout"),
+            base_delay_seconds=self._input("http-base-delay"),
+            max_delay_seconds=self._input("http-max-delay"),
+            retry_sleep_seconds=self._input("http-retry-sleep"),
         )
 
     def _sync_enabled(self) -> None:
@@ -348,6 +393,16 @@ class SetupScreen(Screen):
         if isinstance(event, (Checkbox.Changed, RadioSet.Changed)):
             self._sync_enabled()
         self._schedule_validation()
+        self._note_unsaved()
+
+    def _note_unsaved(self) -> None:
+        """Tell the workspace whether the form differs from config.toml (quitting asks first then)."""
+        clean = self._clean_values
+        if clean is None:
+            return  # still mounting: the form shows the file
+        settings, on_disk = self.workspace.loaded.settings, self.workspace.on_disk
+        providers_changed = on_disk is None or settings.providers != on_disk.providers or bool(self._renamed)
+        self.workspace.unsaved_setup = providers_changed or self._read_values() != clean
 
     def _schedule_validation(self) -> None:
         if self._validate_timer is not None:
@@ -371,12 +426,27 @@ class SetupScreen(Screen):
         self._inline_error("#temperatures-error", "; ".join(temperature_errors) or None)
         for widget_id in ("target-temperature", "judge-temperature", "mcq-temperature"):
             self.query_one(f"#{widget_id}", Input).set_class(widget_id in errors, "-invalid")
-        status = self.query_one("#setup-status", Static)
-        if errors:
-            status.update(Content.from_markup(f"[$error]⚠ {len(errors)} field(s) to fix before launch[/]"))
-        else:
-            status.update(Content.from_markup("[$success]✓ ready[/] [dim]ctrl+r launch · ctrl+s save[/]"))
+        self._show_readiness()
         return settings
+
+    def _show_readiness(self) -> None:
+        """`✓ ready` only when no field, dataset, config or connection test says otherwise."""
+        failed = {
+            name: [check for check, c in probe.checks.items() if not c.ok]
+            for name, probe in self.probes.items()
+            if name in self.workspace.loaded.settings.providers
+        }
+        self.query_one("#setup-status", Static).update(
+            Content.from_markup(
+                readiness_markup(
+                    len(self.errors),
+                    dataset_error=self._dataset_error,
+                    config_error=self.workspace.config_error,
+                    failed_checks=failed,
+                    test_error=self._test_error,
+                )
+            )
+        )
 
     def _inline_error(self, selector: str, message: str | None) -> None:
         widget = self.query_one(selector, Static)
@@ -418,12 +488,14 @@ class SetupScreen(Screen):
         if key != self._dataset_key:
             self._dataset_key = key
             self._n_examples = None
-            self._load_dataset_size(key)
+            # After the next frame: the thread holds the GIL for a while and would delay the first paint.
+            self.call_after_refresh(self._load_dataset_size, key)
         self._show_estimate(settings)
 
     @background(thread=True, group="estimate")
     def _load_dataset_size(self, key: tuple[Any, ...]) -> None:
         from w2c_tui.data import load_examples, select_examples
+        from w2c_tui.engine.estimate import prompt_chars_per_method  # the engine loads after the first frame
 
         path, full, n, seed = key
         try:
@@ -441,6 +513,7 @@ class SetupScreen(Screen):
         self._n_examples, self._chars, self._dataset_error = result
         if self._dataset_error:
             self.query_one("#field-data-path", FormField).show_error(self._dataset_error)
+        self._show_readiness()
         settings, _ = apply_form(self.workspace.loaded.settings, self._read_values())
         if settings is not None:
             self._show_estimate(settings)
@@ -453,15 +526,9 @@ class SetupScreen(Screen):
         if self._n_examples is None:
             widget.update(Content.from_markup("[dim]estimate: reading the dataset…[/]"))
             return
-        result: Estimate = estimate(settings, self._n_examples, self._chars)
-        n_models = max(1, len(settings.models.target_models))
-        parts = "  ".join(f"{short_exp(name)} {n:,}" for name, n in result.requests.items())
-        lines = [
-            f"[b]Estimate[/b]  {self._n_examples:,} examples × {n_models} model(s)",
-            f"≈ [b]{result.total_requests * n_models:,}[/b] requests  ≈ [b]{count(result.total_prompt_tokens * n_models)}[/b] prompt tokens",
-            f"[dim]{escape(parts)}[/]",
-        ]
-        widget.update(Content.from_markup("\n".join(lines)))
+        from w2c_tui.tui.estimate_text import estimate_markup  # imports the engine: not before the first frame
+
+        widget.update(Content.from_markup(estimate_markup(settings, self._n_examples, self._chars)))
 
     # -- sweeps ----------------------------------------------------------------------
     @on(Button.Pressed, "#add-sweep")
@@ -471,6 +538,7 @@ class SetupScreen(Screen):
         sweeps.mount(row)
         self.query_one("#stability-enabled", Checkbox).value = True
         self._schedule_validation()
+        self.call_after_refresh(self._note_unsaved)
 
     @on(Button.Pressed, ".sweep-remove")
     def _remove_sweep(self, event: Button.Pressed) -> None:
@@ -478,10 +546,17 @@ class SetupScreen(Screen):
         if row is not None:
             row.remove()
             self.call_after_refresh(self._schedule_validation)
+            self.call_after_refresh(self._note_unsaved)
 
     # -- actions ---------------------------------------------------------------------
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:
+        prepared = self._prepare_save()
+        if prepared is not None:
+            self._save(*prepared)
+
+    def _prepare_save(self) -> tuple[Settings, Any, dict[str, str]] | None:
+        """The settings, the file and the provider renames to save, or None (the user was told why)."""
         path = self.workspace.save_path()
         if self.workspace.config_error and self.workspace.loaded.path is None and path.exists():
             # The form holds defaults, not the file: saving would overwrite what the user wrote.
@@ -492,27 +567,47 @@ class SetupScreen(Screen):
                 severity="error",
                 timeout=15,
             )
-            return
+            return None
         settings = self.validate_form()
         if settings is None:
             self.notify("Fix the marked fields first.", severity="error")
-            return
-        self._save(settings, path, dict(self._renamed))
+            return None
+        return settings, path, dict(self._renamed)
+
+    async def save_and_wait(self) -> bool:
+        """Save now and say whether it worked (quitting with unsaved edits waits for this)."""
+        import asyncio
+
+        prepared = self._prepare_save()
+        if prepared is None:
+            return False
+        error = await asyncio.to_thread(self._write, *prepared)
+        if error:
+            self.notify(error, severity="error", timeout=15)
+            return False
+        self._saved(prepared[0], prepared[1])
+        return True
 
     @background(thread=True, group="save")
     def _save(self, settings: Settings, path, renamed: dict[str, str]) -> None:
+        error = self._write(settings, path, renamed)
+        if error:
+            self.app.call_from_thread(self.notify, error, severity="error", timeout=15)
+        else:
+            self.app.call_from_thread(self._saved, settings, path)
+
+    def _write(self, settings: Settings, path, renamed: dict[str, str]) -> str:
+        """Write config.toml (blocking); the error to show, or "" when saved."""
         from w2c_tui.config import ConfigError, save_settings
 
         try:
             # Only what differs from the file as last loaded or saved is written.
             save_settings(settings, path, loaded_as=self.workspace.on_disk, renamed=renamed)
         except ConfigError as exc:  # the file does not load as it is now: left untouched
-            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=15)
-            return
+            return str(exc)
         except Exception as exc:  # noqa: BLE001 - shown to the user, the form stays as typed
-            self.app.call_from_thread(self.notify, f"Could not save {path}: {exc}", severity="error", timeout=8)
-            return
-        self.app.call_from_thread(self._saved, settings, path)
+            return f"Could not save {path}: {exc}"
+        return ""
 
     def _replace_settings(self, settings: Settings, *, path=None) -> None:
         self.workspace.replace_settings(settings, path=path)
@@ -522,7 +617,21 @@ class SetupScreen(Screen):
         self.workspace.on_disk = settings.model_copy(deep=True)
         self._renamed.clear()
         self._replace_settings(settings, path=path)
+        self._clean_values = self._read_values()
+        self._note_unsaved()
         self.notify(f"Saved {path} (comments kept; tokens stay in .env)", timeout=4)
+
+    @on(Button.Pressed, "#check-judge")
+    def action_check_judge(self) -> None:
+        """The judge-check of the form's judge model, launched like a run (it shows in the Monitor)."""
+        settings = self.validate_form()
+        if settings is None:
+            first = next(iter(self.errors.values()), "")
+            self.notify(f"Cannot check the judge yet: {first}", severity="error", timeout=6)
+            return
+        self._replace_settings(settings)
+        loaded = dataclasses.replace(self.workspace.loaded, settings=settings)
+        self.post_message(StartLaunch(loaded, judge_check=True))
 
     @on(Button.Pressed, "#launch")
     def action_launch(self) -> None:
@@ -538,3 +647,5 @@ class SetupScreen(Screen):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "probe":
             self.query_one("#probe-detail", Static).update(f"test failed: {event.worker.error}")
+            self._test_error = str(event.worker.error)[:80]
+            self._show_readiness()

@@ -386,8 +386,8 @@ def event_widgets(detail: TraceDetail) -> list[Widget]:
 class TraceScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="trace.back"),
-        Binding("n", "step(1)", "Next example", id="trace.next"),
-        Binding("p", "step(-1)", "Previous example", id="trace.previous"),
+        Binding("n", "step(1)", "Next", id="trace.next"),
+        Binding("p", "step(-1)", "Previous", id="trace.previous"),
         Binding("a", "toggle_all", "Expand/collapse", id="trace.toggle_all"),
     ]
 

@@ -34,6 +34,25 @@ def event_line(event: dict[str, Any]) -> str:
     )
 
 
+def event_lines(event: dict[str, Any], width: int) -> list[str]:
+    """`event_line` fitted to `width` columns: the Log does not wrap, so a long line is cut
+    into continuation lines (indented) and an event's name is never cut off. Only the
+    details preview is shortened, to two lines."""
+    line = event_line(event)
+    if width < 20 or len(line) <= width:
+        return [line]
+    indent = "    "
+    lines = [line[:width]]
+    rest = line[width:]
+    step = width - len(indent)
+    while rest and len(lines) < 4:
+        lines.append(indent + rest[:step])
+        rest = rest[step:]
+    if rest:
+        lines[-1] = lines[-1][: width - 1] + "…"
+    return lines
+
+
 class EventLog(Vertical):
     DEFAULT_CSS = """
     EventLog { height: 1fr; min-height: 5; }
@@ -50,6 +69,7 @@ class EventLog(Vertical):
         self.type_filter = "all"
         self.severity_filter = "all"
         self.total_seen = 0
+        self._wrapped_at = 0  # the width the shown lines were cut for
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -79,7 +99,8 @@ class EventLog(Vertical):
         if new_types:
             self._types |= new_types
             self._refresh_type_options()
-        lines = [event_line(e) for e in events if self._matches(e)]
+        width = self._line_width()
+        lines = [line for e in events if self._matches(e) for line in event_lines(e, width)]
         if lines:
             self.query_one(Log).write_lines(lines)
         self.query_one("#event-count", Label).update(f"{self.total_seen:,} events")
@@ -107,4 +128,16 @@ class EventLog(Vertical):
     def _rewrite(self) -> None:
         log = self.query_one(Log)
         log.clear()
-        log.write_lines([event_line(e) for e in self._events if self._matches(e)])
+        width = self._line_width()
+        self._wrapped_at = width
+        log.write_lines([line for e in self._events if self._matches(e) for line in event_lines(e, width)])
+
+    def _line_width(self) -> int:
+        """Columns the Log shows beside its scrollbar (0 before the first layout: no wrapping)."""
+        log = self.query_one(Log)
+        return max(0, self.content_region.width - log.styles.scrollbar_size_vertical)
+
+    def on_resize(self) -> None:
+        # Lines were cut for the old width: cut them again for the new one.
+        if self._events and self._line_width() != self._wrapped_at:
+            self._rewrite()

@@ -17,6 +17,7 @@ from textual.widgets import Checkbox, Input, Label, Select
 from w2c_tui.labels import LABELS
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.store.session_rows import ExampleRow, SessionRows
+from w2c_tui.tui.widgets.lazy_rows import LazyRows
 from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 
 ANY = "__any__"
@@ -53,7 +54,7 @@ def filter_rows(
     return kept
 
 
-def row_cells(row: ExampleRow, exp_names: Sequence[str]) -> list[Cell]:
+def row_cells(row: ExampleRow, exp_names: Sequence[str], question: str = "") -> list[Cell]:
     cells: list[Cell] = [(short_uuid(row.uuid, 12), "muted"), (label(row.gold), "strong")]
     for exp_name in exp_names:
         correct = row.is_correct(exp_name)
@@ -61,14 +62,22 @@ def row_cells(row: ExampleRow, exp_names: Sequence[str]) -> list[Cell]:
         mark = "" if correct is None else " ✓" if correct else " ✗"
         cells.append((label(row.predictions.get(exp_name)) + mark, style))
     cells.append((" ".join(row.markers), "warn"))
+    cells.append((" ".join(question.split()), ""))  # one line: newlines and runs of spaces folded
     return cells
 
 
 def columns_for(exp_names: Sequence[str]) -> list[Column]:
     columns = [Column("uuid", 12), Column("gold", 5)]
     columns += [Column(short_exp(name), max(7, len(short_exp(name)))) for name in exp_names]
-    columns.append(Column("fallback", 0))
+    columns.append(Column("fallback", 11))
+    columns.append(Column("question", 0))  # the rest of the width, cut with an ellipsis
     return columns
+
+
+def question_of(session_rows: SessionRows, uuid: str) -> str:
+    """The example's question when the session's dataset was found, else ""."""
+    example = session_rows.examples.get(uuid)
+    return str(getattr(example, "question", "") or "") if example is not None else ""
 
 
 class ExampleBrowser(Vertical):
@@ -136,11 +145,16 @@ class ExampleBrowser(Vertical):
             text=self.query_one("#example-search", Input).value,
             exp_names=rows.exp_names,
         )
-        table.set_rows([row_cells(r, rows.exp_names) for r in self.shown], [r.uuid for r in self.shown], keep=keep)
+        table.set_rows(
+            # Formatted when drawn: a screenful, not all 3,652 rows, before the first frame.
+            LazyRows(self.shown, lambda r: row_cells(r, rows.exp_names, question_of(rows, r.uuid))),
+            [r.uuid for r in self.shown],
+            keep=keep,
+        )
         table.set_empty_text("no example matches these filters" if rows.rows else "this session has no predictions yet")
         dataset = f" · questions from {rows.dataset_path.name}" if rows.dataset_path else " · dataset not found"
         self.query_one("#example-status", Label).update(
-            f"{len(self.shown):,} of {len(rows.rows):,} examples{dataset} · enter: trace"
+            f"{len(self.shown):,} of {len(rows.rows):,} examples · enter: trace · c: clear filters{dataset}"
         )
 
     @on(Select.Changed)
@@ -174,3 +188,19 @@ class ExampleBrowser(Vertical):
     def toggle(self, checkbox_id: str) -> None:
         box = self.query_one(f"#{checkbox_id}", Checkbox)
         box.value = not box.value
+
+    def clear_filters(self) -> bool:
+        """Every filter back to `all` and the search emptied; False when none was set."""
+        selects = [self.query_one(f"#{name}", Select) for name in ("filter-gold", "filter-pipeline", "filter-predicted")]
+        boxes = [self.query_one(f"#{name}", Checkbox) for name in ("filter-wrong", "filter-fallback")]
+        search = self.query_one("#example-search", Input)
+        if all(s.value == ANY for s in selects) and not any(b.value for b in boxes) and not search.value:
+            return False
+        with self.prevent(Select.Changed, Checkbox.Changed, Input.Changed):
+            for select in selects:
+                select.value = ANY
+            for box in boxes:
+                box.value = False
+            search.value = ""
+        self.apply_filters()
+        return True

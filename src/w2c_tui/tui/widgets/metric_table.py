@@ -10,6 +10,12 @@ from w2c_tui.labels import LABELS
 from w2c_tui.metrics.compute import coverage
 from w2c_tui.tui.formatting import NONE, STATUS_COLOUR, label, ratio, short_exp
 
+# What the summary table's F1 columns are, in the metrics.json names of docs/metrics.md §4.
+SUMMARY_LEGEND = (
+    "[dim]F1 = macro_f1 · F1₄ = macro_f1_4 (all four labels) · F1-dir = macro_f1_no_direct (without direct)[/]"
+)
+
+
 def obtained_text(metrics: dict[str, Any] | None) -> str:
     """`154/300`: answers obtained of those planned (the headline is over the obtained ones)."""
     obtained, planned = coverage(metrics)

@@ -8,7 +8,9 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
 
-from w2c_tui.tui.formatting import count, duration, number
+from w2c_tui.status import COMPLETE, RUNNING
+from w2c_tui.tui.formatting import STATUS_COLOUR, count, duration, number
+from w2c_tui.tui.widgets.pacing_lines import describe_pacing
 
 
 def describe_requests(snap: dict[str, Any]) -> str:
@@ -17,10 +19,13 @@ def describe_requests(snap: dict[str, Any]) -> str:
     lines = [
         f"in flight [b]{snap.get('in_flight', 0)}[/b]/{limit}   [b]{snap.get('requests_per_second', 0.0):.1f}[/b] req/s",
         f"latency p50 {_seconds(snap.get('latency_p50'))}  p95 {_seconds(snap.get('latency_p95'))}",
+        *describe_pacing(snap),
     ]
     errors = snap.get("errors", 0)
     error_text = f"[$error]errors {errors}[/]" if errors else "errors 0"
-    lines.append(f"requests {snap.get('requests', 0):,}   {error_text}")
+    cancelled = snap.get("cancelled_requests") or 0
+    cancelled_text = f"   [$warning]cancelled {cancelled:,}[/]" if cancelled else ""
+    lines.append(f"requests {snap.get('requests', 0):,}   {error_text}{cancelled_text}")
     retries = snap.get("retries") or {}
     total = snap.get("retries_total", sum(retries.values()))
     if total:
@@ -35,13 +40,13 @@ def describe_requests(snap: dict[str, Any]) -> str:
         )
     empty, bad = snap.get("empty_answers") or 0, snap.get("bad_answers") or {}
     if empty:
-        lines.append(f"[$warning]empty answers {empty:,}[/] (content null)")
+        lines.append(f"[$warning]empty answers {empty:,}[/] (no text, no tool call)")
     for kind, n in sorted(bad.items()):
         said = (snap.get("bad_answer_messages") or {}).get(kind, "")
         lines.append(f"[$error]unreadable ({escape(str(kind))}) ×{n}[/]: {escape(str(said)[:120])}")
     lines.append(f"tokens in {count(snap.get('tokens_in'))}  out {count(snap.get('tokens_out'))}")
-    state = "[$success]finished[/]" if snap.get("finished") else "running"
-    lines.append(f"{state} · elapsed {duration(snap.get('elapsed'))}")
+    word = str(snap.get("status") or (COMPLETE if snap.get("finished") else RUNNING))
+    lines.append(f"[{STATUS_COLOUR.get(word, '$text')}]{escape(word)}[/] · elapsed {duration(snap.get('elapsed'))}")
     return "\n".join(lines)
 
 

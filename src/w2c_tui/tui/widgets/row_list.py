@@ -21,6 +21,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from w2c_tui.tui.widgets.lazy_rows import LazyRows
+
 Cell = tuple[str, str]  # (text, style name: "" | "good" | "bad" | "muted" | "warn" | "strong")
 STYLE_NAMES = ("good", "bad", "muted", "warn", "strong")
 
@@ -97,7 +99,7 @@ class RowList(ScrollView, can_focus=True):
 
     def set_rows(self, rows: Sequence[Sequence[Cell]], keys: Sequence[Any] | None = None, *, keep: Any = None) -> None:
         """Replace every row; the cursor stays on `keep` (a key) when it is still there."""
-        self._rows = list(rows)
+        self._rows = rows if isinstance(rows, LazyRows) else list(rows)  # lazy rows are formatted when drawn
         self._keys = list(keys) if keys is not None else list(range(len(self._rows)))
         self._strips.clear()
         self._update_size()

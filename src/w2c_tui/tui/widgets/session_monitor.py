@@ -15,12 +15,15 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
 
-from w2c_tui.tui.launches import MonitoredSession
+from w2c_tui.status import CANCELLED, RUNNING
+from w2c_tui.tui.formatting import STATUS_COLOUR
+from w2c_tui.tui.launches import MonitoredSession, session_word
 from w2c_tui.tui.widgets.charts import ThroughputChart
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.event_log import EventLog
 from w2c_tui.tui.widgets.progress_table import ProgressTable
 from w2c_tui.tui.widgets.request_stats import RequestStats
+from w2c_tui.tui.widgets.usage_line import UsageLine, launch_prices
 
 POLL_SECONDS = 0.4
 CHART_SECONDS = 1.0
@@ -28,7 +31,8 @@ CHART_SECONDS = 1.0
 
 class SessionMonitor(Vertical):
     DEFAULT_CSS = """
-    SessionMonitor { height: 1fr; }
+    /* Scrolls rather than squashing its boxes below their minimum (80x24, several launches). */
+    SessionMonitor { height: 1fr; overflow-y: auto; }
     SessionMonitor #monitor-title { height: 1; padding: 0 1; background: $boost; }
     SessionMonitor #monitor-message { height: auto; padding: 0 1; color: $error; display: none; }
     SessionMonitor #monitor-message.-shown { display: block; }
@@ -37,7 +41,7 @@ class SessionMonitor(Vertical):
     SessionMonitor #requests-box { width: 1fr; }
     SessionMonitor #confusion-box { width: 1fr; }
     SessionMonitor #progress-box { height: auto; }
-    SessionMonitor #monitor-bottom { height: 1fr; }
+    SessionMonitor #monitor-bottom { height: 1fr; min-height: 8; }
     SessionMonitor #chart-box { width: 2fr; height: 1fr; min-height: 6; }
     SessionMonitor #events-box { width: 3fr; height: 1fr; min-height: 6; }
     """
@@ -59,6 +63,7 @@ class SessionMonitor(Vertical):
         with Vertical(id="progress-box", classes="box") as box:
             box.border_title = "Pipelines"
             yield ProgressTable()
+            yield UsageLine()
         with Horizontal(id="monitor-middle"):
             with Vertical(id="requests-box", classes="box") as box:
                 box.border_title = "Requests"
@@ -103,7 +108,9 @@ class SessionMonitor(Vertical):
         record = self.session.record
         table.idle_text = "nothing ran" if record is not None and record.ended and not snap.get("pipelines") else ""
         table.update_pipelines(snap.get("pipelines") or {})
-        self.query_one(RequestStats).update_snapshot(snap)
+        # The same word as the title (a launch error is `failed` here too).
+        self.query_one(RequestStats).update_snapshot({**snap, "status": session_word(snap, record)})
+        self.query_one(UsageLine).update_snapshot(snap, launch_prices(record))
         self._show_confusion(snap)
         self._show_events(snap)
         now = time.monotonic()
@@ -117,8 +124,8 @@ class SessionMonitor(Vertical):
 
     def _show_title(self, snap: dict[str, Any]) -> None:
         record = self.session.record
-        status = record.status if record is not None else ("complete" if snap.get("finished") else "running")
-        colour = {"running": "$accent", "complete": "$success", "failed": "$error"}.get(status, "$warning")
+        status = session_word(snap, record)
+        colour = "$accent" if status == RUNNING else STATUS_COLOUR.get(status, "$warning")
         simulated = "  [$warning]SIMULATED[/]" if snap.get("simulated") else ""
         if record is not None and record.status == "failed":
             hint = "  [$text-muted]fix Setup (1) and launch again[/]"
@@ -126,6 +133,10 @@ class SessionMonitor(Vertical):
             hint = "  [$text-muted]s: open session[/]"
         elif snap.get("phase") == "tracking":
             hint = "  [$text-muted]logging to MLflow…[/]"
+        elif snap.get("phase") == "packing":
+            hint = "  [$text-muted]packing call traces…[/]"
+        elif record is not None and record.status == CANCELLED:
+            hint = "  [$text-muted]cancelling…[/]"
         else:
             hint = "  [$text-muted]c: cancel[/]"
         self.query_one("#monitor-title", Static).update(

@@ -1,0 +1,315 @@
+"""Export finished sessions for a paper or a README: one metrics table, and one row per example.
+
+The metrics table has a row per (session, pipeline) with n, accuracy and macro-F1 with their
+95 % bootstrap intervals, the other two macro-F1 variants and the three hallucination rates
+with numerator and denominator. Every number is the one `w2c-tui show --json` prints for
+that pipeline (`SessionInfo` metrics: metrics.json, or recomputed from the rows when that is
+stale). Rounding: JSON and CSV carry the values unrounded, exactly as `show --json`;
+Markdown and LaTeX print them with three decimals (Python's `format(x, ".3f")`).
+
+The per-example table: session, uuid, source, gold, and per pipeline its label (as scored:
+an invalid label is `cannot_answer`), whether it is correct, and for kinds with log-prob
+variants (`mcq_logprob`) the primary variant's score of each choice. An example a pipeline
+did not obtain has empty cells for it.
+
+Files are written atomically (temporary file, then rename): a reader never sees half a table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from w2c_tui.labels import LABELS
+from w2c_tui.metrics.classification import coerce_label
+from w2c_tui.metrics.compute import coverage
+from w2c_tui.store import kinds
+from w2c_tui.store.browse import SessionInfo
+from w2c_tui.store.session_rows import SessionRows
+
+FORMATS = ("md", "csv", "latex", "json")
+EXPORTS_FOLDER = "exports"
+DIGITS = 3
+
+HALLUCINATIONS = (("tool", "tool_hallucination_rate"), ("answer", "answer_hallucination_rate"), ("parameter", "parameter_hallucination_rate"))
+_OLD_KEYS = {"parameter_hallucination_rate": "param_hallucination_rate"}  # sessions written before the rename
+
+#: columns of the metrics table, in order (JSON keys, CSV header)
+SUMMARY_COLUMNS = (
+    "run_key", "fingerprint", "target_model", "simulated", "pipeline", "status", "n_obtained", "n_planned",
+    "accuracy", "accuracy_ci95_low", "accuracy_ci95_high",
+    "macro_f1", "macro_f1_ci95_low", "macro_f1_ci95_high", "macro_f1_4", "macro_f1_no_direct",
+    *(f"{name}_hallucination_{part}" for name, _ in HALLUCINATIONS for part in ("rate", "numerator", "denominator")),
+)
+
+
+# -- the metrics table -------------------------------------------------------------------
+
+def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
+    """One flat record per (session, pipeline), values as `show --json` has them."""
+    records = []
+    for info in infos:
+        for pipeline in info.pipelines:
+            m = pipeline.metrics or {}
+            obtained, planned = coverage(m)
+            record: dict[str, Any] = {
+                "run_key": info.run_key,
+                "fingerprint": info.fingerprint,
+                "target_model": info.target_model,
+                "simulated": info.simulated,
+                "pipeline": pipeline.exp_name,
+                "status": pipeline.status,
+                "n_obtained": obtained,
+                "n_planned": planned,
+            }
+            for key in ("accuracy", "macro_f1"):
+                interval = m.get(f"{key}_ci95") or {}
+                record[key] = m.get(key)
+                record[f"{key}_ci95_low"] = interval.get("low")
+                record[f"{key}_ci95_high"] = interval.get("high")
+            record["macro_f1_4"] = m.get("macro_f1_4")
+            record["macro_f1_no_direct"] = m.get("macro_f1_no_direct")
+            for name, key in HALLUCINATIONS:
+                value = m.get(key, m.get(_OLD_KEYS.get(key, "")))
+                rate = value.get("rate") if isinstance(value, dict) else value
+                record[f"{name}_hallucination_rate"] = rate if isinstance(rate, (int, float)) else None
+                record[f"{name}_hallucination_numerator"] = value.get("numerator") if isinstance(value, dict) else None
+                record[f"{name}_hallucination_denominator"] = value.get("denominator") if isinstance(value, dict) else None
+            records.append(record)
+    return records
+
+
+def _number(value: Any) -> str:
+    return "–" if value is None else f"{value:.{DIGITS}f}"
+
+
+def _with_interval(record: dict[str, Any], key: str) -> str:
+    low, high = record[f"{key}_ci95_low"], record[f"{key}_ci95_high"]
+    text = _number(record[key])
+    return text + (f" [{_number(low)}, {_number(high)}]" if low is not None and high is not None else "")
+
+
+def _hallucination(record: dict[str, Any], name: str) -> str:
+    numerator, denominator = record[f"{name}_hallucination_numerator"], record[f"{name}_hallucination_denominator"]
+    text = _number(record[f"{name}_hallucination_rate"])
+    return text + (f" ({numerator}/{denominator})" if denominator is not None else "")
+
+
+def _session(record: dict[str, Any]) -> str:
+    return f"{record['run_key']}/{record['fingerprint'][:8]}"
+
+
+def _model(record: dict[str, Any]) -> str:
+    return record["target_model"] + (" (simulated)" if record["simulated"] else "")
+
+
+def _n(record: dict[str, Any]) -> str:
+    obtained, planned = record["n_obtained"], record["n_planned"]
+    if obtained is None:
+        return "–"
+    return str(obtained) if planned in (None, obtained) else f"{obtained}/{planned}"
+
+
+TABLE_HEADER = (
+    "session", "model", "pipeline", "n", "accuracy [95% CI]", "macro-F1 [95% CI]", "macro-F1 (4)",
+    "macro-F1 (no direct)", "ToolHall", "AnswerHall", "ParamHall",
+)
+
+
+def table_cells(record: dict[str, Any]) -> list[str]:
+    """The printed cells of one record (Markdown and LaTeX): numbers with 3 decimals."""
+    return [
+        _session(record), _model(record), record["pipeline"], _n(record),
+        _with_interval(record, "accuracy"), _with_interval(record, "macro_f1"),
+        _number(record["macro_f1_4"]), _number(record["macro_f1_no_direct"]),
+        *(_hallucination(record, name) for name, _ in HALLUCINATIONS),
+    ]
+
+
+def to_markdown(records: Sequence[dict[str, Any]]) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    aligns = ["---"] * 3 + ["---:"] * (len(TABLE_HEADER) - 3)
+    body = [line(TABLE_HEADER), "|" + "|".join(aligns) + "|", *(line(table_cells(r)) for r in records)]
+    return "\n".join(body) + "\n\n" + _note(records) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(records: Sequence[dict[str, Any]]) -> str:
+    """A booktabs tabular (needs \\usepackage{booktabs}); the note as a comment above it."""
+    header = [latex_escape(h) for h in TABLE_HEADER]
+    header[3] = "$n$"
+    lines = [
+        f"% {latex_escape(_note(records))}",
+        r"\begin{tabular}{lll" + "r" * (len(TABLE_HEADER) - 3) + "}",
+        r"\toprule",
+        " & ".join(header) + r" \\",
+        r"\midrule",
+        *(" & ".join(latex_escape(c).replace("–", "--") for c in table_cells(r)) + r" \\" for r in records),
+        r"\bottomrule",
+        r"\end{tabular}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _note(records: Sequence[dict[str, Any]]) -> str:
+    note = (
+        "Metrics over the answers obtained (n = obtained/planned when some are missing); "
+        "95% percentile-bootstrap intervals; hallucination rates with numerator/denominator."
+    )
+    if any(r["simulated"] for r in records):
+        note += " SIMULATED: rows marked (simulated) come from the simulated endpoint, not a model."
+    return note
+
+
+def to_csv(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """Unrounded values (as `show --json`), empty cells for None."""
+    columns = list(columns or (records[0].keys() if records else SUMMARY_COLUMNS))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(["" if record.get(c) is None else _csv_value(record.get(c)) for c in columns])
+    return out.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    return repr(value) if isinstance(value, float) else value
+
+
+def to_json(records: Sequence[dict[str, Any]]) -> str:
+    return json.dumps({"rows": list(records)}, indent=2, ensure_ascii=False) + "\n"
+
+
+def render(records: Sequence[dict[str, Any]], fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    return {"md": to_markdown, "csv": to_csv, "latex": to_latex, "json": to_json}[fmt](records)
+
+
+# -- one row per example -----------------------------------------------------------------
+
+def example_columns(all_rows: Sequence[SessionRows]) -> list[str]:
+    columns = ["session", "uuid", "source", "gold"]
+    for name in _pipelines(all_rows):
+        columns += [f"{name}_label", f"{name}_correct"]
+        if _scored(name):
+            columns += [f"{name}_score_{label}" for label in LABELS]
+    return columns
+
+
+def example_records(all_rows: Sequence[SessionRows]) -> list[dict[str, Any]]:
+    """One record per (session, example) with each pipeline's label, correctness and choice scores."""
+    names = _pipelines(all_rows)
+    records = []
+    for rows in all_rows:
+        session = f"{rows.info.run_key}/{rows.info.fingerprint}"
+        for example in rows.rows:
+            source = getattr(rows.examples.get(example.uuid), "source", None)
+            record: dict[str, Any] = {"session": session, "uuid": example.uuid, "source": source or None, "gold": example.gold}
+            for name in names:
+                row = rows.primary.get(name, {}).get(example.uuid)
+                label = coerce_label(kinds.label_of(name, row))[0] if row is not None else None
+                record[f"{name}_label"] = label
+                record[f"{name}_correct"] = None if label is None or example.gold is None else label == example.gold
+                if _scored(name):
+                    scores = _scores(name, row)
+                    for index, choice in enumerate(LABELS):
+                        record[f"{name}_score_{choice}"] = scores[index] if scores else None
+            records.append(record)
+    return records
+
+
+def _pipelines(all_rows: Sequence[SessionRows]) -> list[str]:
+    seen: dict[str, None] = {}
+    for rows in all_rows:
+        for name in rows.exp_names:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _scored(exp_name: str) -> bool:
+    kind = kinds.kind_of(exp_name)
+    return bool(kind is not None and kind.variants)
+
+
+def _scores(exp_name: str, row: dict[str, Any] | None) -> list[Any] | None:
+    """The primary variant's score per choice (LABELS order); None for a string-fallback row."""
+    kind = kinds.kind_of(exp_name)
+    if row is None or kind is None:
+        return None
+    scores = row.get(f"scores_{kind.primary_variant or kind.variants[0]}")
+    return scores if isinstance(scores, list) and len(scores) == len(LABELS) else None
+
+
+def render_examples(all_rows: Sequence[SessionRows], fmt: str) -> str:
+    records = example_records(all_rows)
+    if fmt == "csv":
+        return to_csv(records, example_columns(all_rows))
+    if fmt == "json":
+        return json.dumps({"examples": records}, indent=2, ensure_ascii=False) + "\n"
+    raise ValueError("the per-example table is written as csv or json")
+
+
+# -- files -------------------------------------------------------------------------------
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` whole or not at all (a temporary file beside it, then a rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+@dataclass(frozen=True)
+class ExportFiles:
+    markdown: Path
+    latex: Path
+    examples_csv: Path
+
+    @property
+    def paths(self) -> list[Path]:
+        return [self.markdown, self.latex, self.examples_csv]
+
+
+def write_exports(folder: Path, stem: str, all_rows: Sequence[SessionRows]) -> ExportFiles:
+    """The Markdown and LaTeX tables and the per-example CSV, as <folder>/<stem>-metrics.md etc."""
+    records = summary_records([rows.info for rows in all_rows])
+    folder = Path(folder)
+    return ExportFiles(
+        write_atomic(folder / f"{stem}-metrics.md", to_markdown(records)),
+        write_atomic(folder / f"{stem}-metrics.tex", to_latex(records)),
+        write_atomic(folder / f"{stem}-examples.csv", render_examples(all_rows, "csv")),
+    )
+
+
+def session_exports_folder(info: SessionInfo) -> Path:
+    """Where the TUI writes a session's exports: exports/ inside the session folder."""
+    return info.paths.root / EXPORTS_FOLDER

@@ -1,0 +1,66 @@
+"""`w2c-tui export SESSION… --format md|csv|latex|json [--out FILE] [--per-example]`.
+
+Prints the table, or writes it to --out atomically (an existing file is replaced whole, never
+left half-written). The numbers are those of `w2c-tui show --json`; see analysis/export.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from w2c_tui.cli import CliError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("export", help="metrics of sessions as a Markdown, LaTeX, CSV or JSON table")
+    parser.add_argument("session_dirs", metavar="SESSION_DIR", nargs="+")
+    parser.add_argument("--format", dest="fmt", choices=("md", "csv", "latex", "json"), default="md", help="table format (default: md)")
+    parser.add_argument("--out", metavar="FILE", help="write here (replaced atomically) instead of stdout")
+    parser.add_argument(
+        "--per-example", action="store_true",
+        help="one row per example (uuid, source, gold, each pipeline's label, correct, log-prob scores); csv or json",
+    )
+    parser.set_defaults(handler=export)
+
+
+def _read(root: Path):
+    from w2c_tui.store.browse import read_session
+
+    if not root.is_dir():
+        raise CliError(f"{root}: no such session folder (expected runs/<RUN_KEY>/sessions/<FINGERPRINT>)")
+    info = read_session(root)
+    if info.unreadable:
+        raise CliError(f"{root}: damaged session: {'; '.join(info.damaged)}")
+    if info.manifest is None and not info.pipelines:
+        raise CliError(f"{root}: not a session folder (no manifest.json and no checkpoints/)")
+    if info.damaged:  # exported as far as it reads, as `show` shows it; said once, on stderr
+        print(f"w2c-tui: warning: {root}: damaged: {'; '.join(info.damaged)}", file=sys.stderr)
+    return info
+
+
+def export(args: argparse.Namespace) -> int:
+    from w2c_tui.analysis import export as exporting
+
+    if args.per_example and args.fmt not in ("csv", "json"):
+        raise CliError(f"--per-example is written as csv or json, not {args.fmt}")
+    out = Path(args.out) if args.out else None
+    if out is not None and out.is_dir():
+        raise CliError(f"{out}: is a folder; --out takes a file name")
+    infos = [_read(Path(d)) for d in args.session_dirs]
+    if args.per_example:
+        from w2c_tui.store.session_rows import load_session_rows
+
+        text = exporting.render_examples([load_session_rows(info) for info in infos], args.fmt)
+    else:
+        text = exporting.render(exporting.summary_records(infos), args.fmt)
+    if out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        exporting.write_atomic(out, text)
+    except OSError as exc:
+        raise CliError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    print(out)
+    return 0

@@ -1,0 +1,201 @@
+"""Judge-check sessions: the row key of a reference answer, and which check a judge has.
+
+A judge-check session (`w2c-tui judge-check`, kind `judge_check`) has one row per
+(example, reference label). Its row key is `<uuid>#<label>`, so the runner's resume (rows
+keyed by UUID), the trace index (calls keyed by UUID) and the store readers work unchanged.
+
+A session whose judge labels answers (llm_judge, or a sweep of it) is linked to the most
+recent *complete* judge-check of the same judge model on the same judge server (the
+endpoint identity of the manifests, "simulated" for the built-in endpoint) in the same
+workdir; `show` and the TUI print the link, and warn when κ < 0.8 or when there is none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from w2c_tui.metrics.judge_check import KAPPA_WARNING
+from w2c_tui.store import kinds
+from w2c_tui.store.layout import SessionPaths
+from w2c_tui.store.session_checks import read_document
+
+JUDGE_CHECK = "judge_check"
+KEY_SEPARATOR = "#"
+
+
+def answer_key(uuid: str, label: str) -> str:
+    """The row key of one reference answer: `<uuid>#<label>`."""
+    return f"{uuid}{KEY_SEPARATOR}{label}"
+
+
+def split_answer_key(key: str) -> tuple[str, str]:
+    """(uuid, reference label) of a row key; the label is "" for a key without one."""
+    uuid, _, label = key.rpartition(KEY_SEPARATOR)
+    return (uuid, label) if uuid else (key, "")
+
+
+def reference_example(example: Any, label: str) -> Any:
+    """The item of one reference answer: the example under its row key, gold = that label."""
+    return dataclasses.replace(example, uuid=answer_key(example.uuid, label), correct_answer=label)
+
+
+def reference_examples(keys: set[str], examples: dict[str, Any]) -> dict[str, Any]:
+    """Row key -> item, for the keys that name a reference answer of one of `examples`."""
+    found = {}
+    for key in keys:
+        uuid, label = split_answer_key(key)
+        example = examples.get(uuid)
+        if label and example is not None and label in example.answers:
+            found[key] = reference_example(example, label)
+    return found
+
+
+@dataclass(frozen=True)
+class JudgeCheck:
+    """One complete judge-check session, as the link shows it."""
+
+    root: Path
+    judge_model: str
+    kappa: float | None
+    accuracy: float | None
+    n_labelled: int
+    n_answers: int
+    k: int
+    finished_at: str
+
+    @property
+    def name(self) -> str:
+        paths = SessionPaths(self.root)
+        return f"{paths.run_key}/{paths.fingerprint}"
+
+    @property
+    def low(self) -> bool:
+        return self.kappa is None or self.kappa < KAPPA_WARNING
+
+    def text(self) -> str:
+        kappa = "–" if self.kappa is None else f"{self.kappa:.2f}"
+        return f"judge checked: κ {kappa} on {self.n_labelled:,} answers, {self.name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": str(self.root),
+            "judge_model": self.judge_model,
+            "kappa": self.kappa,
+            "accuracy": self.accuracy,
+            "n_labelled": self.n_labelled,
+            "n_answers": self.n_answers,
+            "k": self.k,
+            "finished_at": self.finished_at,
+        }
+
+
+@dataclass(frozen=True)
+class JudgeNote:
+    """What a judged session says about its judge: the check it links to, and a warning."""
+
+    judge_model: str
+    check: JudgeCheck | None
+    warning: str | None
+
+    def lines(self) -> list[str]:
+        return [line for line in (self.check.text() if self.check else None, self.warning) if line]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "judge_model": self.judge_model,
+            "check": self.check.to_json() if self.check else None,
+            "warning": self.warning,
+        }
+
+
+def _judge_endpoint(manifest: dict[str, Any]) -> Any:
+    endpoint = manifest.get("endpoint")
+    return endpoint.get("judge") if isinstance(endpoint, dict) else None
+
+
+def _read_check(root: Path) -> JudgeCheck | None:
+    """The judge-check of one session folder, None unless it finished (every row, _DONE.json)."""
+    paths = SessionPaths(root)
+    done, _ = read_document(paths.done_file(JUDGE_CHECK))
+    metrics, _ = read_document(paths.metrics_file(JUDGE_CHECK))
+    manifest, _ = read_document(paths.manifest)
+    if done is None or metrics is None or manifest is None or metrics.get("complete") is not True:
+        return None
+    figures = metrics.get("judge_check")
+    if not isinstance(figures, dict):
+        return None
+
+    def number(key: str) -> Any:
+        value = figures.get(key)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    return JudgeCheck(
+        root=root,
+        judge_model=str(manifest.get("judge_model") or ""),
+        kappa=number("kappa"),
+        accuracy=number("accuracy"),
+        n_labelled=int(number("n_labelled") or 0),
+        n_answers=int(number("n_answers") or 0),
+        k=int(number("k") or 1),
+        finished_at=str(done.get("finished_at") or ""),
+    )
+
+
+def find_judge_checks(workdir: Path, judge_model: str, judge_endpoint: Any) -> list[JudgeCheck]:
+    """Complete judge-checks of this judge (model and server) under the workdir, newest first."""
+    runs = Path(workdir) / "runs"
+    found = []
+    try:
+        folders = [d for run in runs.iterdir() for d in _sessions(run)]
+    except OSError:
+        return []
+    for root in folders:
+        if not (root / "checkpoints" / JUDGE_CHECK).is_dir():
+            continue
+        manifest, _ = read_document(root / "manifest.json")
+        if manifest is None or manifest.get("judge_model") != judge_model or _judge_endpoint(manifest) != judge_endpoint:
+            continue
+        check = _read_check(root)
+        if check is not None:
+            found.append(check)
+    found.sort(key=lambda c: c.finished_at, reverse=True)
+    return found
+
+
+def _sessions(run: Path) -> list[Path]:
+    try:
+        return [d for d in (run / "sessions").iterdir() if d.is_dir()]
+    except OSError:
+        return []
+
+
+def uses_judge(exp_names: list[str]) -> bool:
+    """Whether any of these pipelines has a judge label answers (a judge-check itself does not count)."""
+    used = (kinds.method_kind(exp_name) for exp_name in exp_names)
+    return any(kind is not None and kind.uses_judge and kind.name != JUDGE_CHECK for kind in used)
+
+
+def judge_note(root: Path, manifest: dict[str, Any] | None, exp_names: list[str]) -> JudgeNote | None:
+    """The judge link of a session whose pipelines use a judge; None for any other session."""
+    if manifest is None or not uses_judge(exp_names):
+        return None
+    judge = str(manifest.get("judge_model") or "")
+    if not judge:
+        return None
+    parents = Path(root).resolve().parents  # <workdir>/runs/<RUN_KEY>/sessions/<FINGERPRINT>
+    if len(parents) < 4:
+        return None
+    workdir = parents[3]
+    checks = find_judge_checks(workdir, judge, _judge_endpoint(manifest))
+    check = checks[0] if checks else None
+    if check is None:
+        warning = f"judge {judge} was never checked: run `w2c-tui judge-check --judge {judge}`"
+    elif check.low:
+        kappa = "–" if check.kappa is None else f"{check.kappa:.2f}"
+        warning = f"judge {judge} agrees with the reference labels at κ {kappa} < {KAPPA_WARNING}: its labels are not reliable"
+    else:
+        warning = None
+    return JudgeNote(judge, check, warning)

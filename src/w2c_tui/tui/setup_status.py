@@ -1,0 +1,45 @@
+"""The one line beside Setup's Save / Launch buttons: ready, or the first thing that is not.
+
+`✓ ready` is said only when nothing on the screen contradicts it: no field to fix, a
+readable dataset, a config file that loaded, and no provider whose last connection test
+failed to list models or to answer a chat request. Missing log-probabilities or a
+tokenizer do not stop a launch (the pipelines that need them are refused), so they are a
+note, not a stop.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from textual.markup import escape
+
+# The connection checks without which no pipeline can run against that provider.
+BLOCKING_CHECKS = ("models", "chat")
+
+
+def readiness_markup(
+    field_errors: int,
+    *,
+    dataset_error: str = "",
+    config_error: str = "",
+    failed_checks: Mapping[str, list[str]] | None = None,
+    test_error: str = "",
+) -> str:
+    """Textual markup for the status line; `failed_checks` is provider -> names of its failed checks."""
+    if field_errors:
+        return f"[$error]⚠ {field_errors} field(s) to fix before launch[/]"
+    if dataset_error:
+        return "[$error]⚠ the dataset cannot be read (see Data)[/]"
+    failed = failed_checks or {}
+    blocked = {name: [c for c in checks if c in BLOCKING_CHECKS] for name, checks in failed.items()}
+    blocked = {name: checks for name, checks in blocked.items() if checks}
+    if blocked:
+        name, checks = next(iter(blocked.items()))
+        return f"[$error]⚠ connection test failed: {escape(name)} ({escape(', '.join(checks))})[/] [dim]t: test again[/]"
+    if test_error:
+        return f"[$error]⚠ connection test failed: {escape(test_error)}[/]"
+    if config_error:
+        return "[$warning]⚠ config.toml not loaded: the form shows defaults[/] [dim]ctrl+r launch[/]"
+    notes = [f"{name}: no {', '.join(checks)}" for name, checks in failed.items() if checks]
+    note = f" [$warning]{escape('; '.join(notes))}[/]" if notes else ""
+    return f"[$success]✓ ready[/]{note} [dim]ctrl+r launch · ctrl+s save[/]"

@@ -1,0 +1,302 @@
+"""Compact call traces: every attempt comes back exactly as exchanged, from the open file, the
+packed file and an old-format file, and what is stored is a fraction of the plain records."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+
+import httpx
+import orjson
+import pytest
+
+from w2c_tui.api.trace import CallContext, build_record
+from w2c_tui.config import load_config
+from w2c_tui.engine import observer as observer_module
+from w2c_tui.engine.launch import Launch
+from w2c_tui.jsoncodec import parse
+from w2c_tui.redaction import register_secrets
+from w2c_tui.sim import SimServer, SimSettings
+from w2c_tui.sim.settings import IMITATIONS
+from w2c_tui.store import call_files
+from w2c_tui.store.call_files import CallIndex, iter_calls, line_id, pack_calls, packed_path
+from w2c_tui.store.compact_calls import CID, KEEP_BYTES, KEPT, POOL_UUIDS, CompactEncoder, decode_rows
+from w2c_tui.store.jsonl import JsonlAppender, dumps
+from w2c_tui.store.session_data import SessionData
+
+from conftest import write_config
+
+MODEL = "sim-small"
+TOOLS = "".join(
+    f'<tool>{{"name": "api_{i}.get_item", "description": "Retrieve item {i} of the user\'s account.", '
+    f'"parameters": {{"type": "dict", "required": ["item_id"], "properties": {{"item_id": {{"type": "integer"}}}}}}}}</tool>\n'
+    for i in range(12)
+)
+CONTEXT = f"System: You are a helpful assistant with these tools.\n<tools>\n{TOOLS}</tools>\nUser: Get item 4.\nAssistant:"
+CHOICES = [' {"name": "api_4.get_item", "arguments": {"item_id": 4}}', " I cannot do that.", " Which item?", " Sure."]
+
+
+def _record(base_url: str, endpoint: str, uuid: str, request: dict, response: httpx.Response, attempt: int = 1) -> dict:
+    """The record the API client makes of an attempt (a strict-JSON body is embedded verbatim)."""
+    data, strict = parse(response.content)
+    return build_record(
+        provider="sim", base_url=base_url, model=MODEL, endpoint=endpoint, settings={}, ctx=CallContext("mcq_logprob", "mcq_logprob", uuid),
+        attempt=attempt, request=request, response=data, error=None, status=response.status_code, latency_ms=3.0,
+        retry_cause=None, secrets=(), raw=response.content, raw_is_json=strict,
+    )
+
+
+def _exchanged(record: dict) -> dict:
+    """What the old writer put in the trace, read back: the plain record as JSON."""
+    return json.loads(dumps(record))
+
+
+def _sim_records(imitation: str) -> list[dict]:
+    """An mcq_logprob example as each server kind is asked for it, plus a chat call, on the sim."""
+    conventions = IMITATIONS[imitation]
+    records = []
+    with SimServer(SimSettings(seed=7, conventions=conventions)) as sim, httpx.Client(timeout=30) as http:
+        base = sim.base_url
+        for n, uuid in enumerate(("u-1", "u-2")):
+            texts = [CONTEXT + f" ({n})"] + [CONTEXT + f" ({n})" + c for c in CHOICES]
+            items = texts
+            if conventions.tokenizer:
+                ids = []
+                for text in texts:
+                    body = {"model": MODEL, "prompt": text, "add_special_tokens": False}
+                    answer = http.post(sim.root_url + "/tokenize", json=body)
+                    records.append(_record(base, "/tokenize", uuid, body, answer))
+                    ids.append(answer.json()["tokens"])
+                items = ids[1:]
+            # A server that refuses prompt lists (llama-cpp-python): one request per prompt.
+            prompts = [items] if conventions.prompt_lists == "ok" else items
+            for prompt in prompts:
+                body = {"model": MODEL, "prompt": prompt, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0, "seed": 42}
+                answer = http.post(base + "/completions", json=body)
+                assert answer.status_code == 200, answer.text
+                records.append(_record(base, "/completions", uuid, body, answer))
+            body = {"model": MODEL, "messages": [{"role": "user", "content": CONTEXT}], "temperature": 0.0}
+            answer = http.post(base + "/chat/completions", json=body)
+            records.append(_record(base, "/chat/completions", uuid, body, answer, attempt=2))
+    return records
+
+
+def _write(path, records) -> None:
+    """The open trace as the run writes it: the plain record per line (also the old format)."""
+    with JsonlAppender(path) as appender:
+        for record in records:
+            appender.append(record)
+
+
+def _by_uuid(rows: list[dict]) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for row in rows:
+        found.setdefault(row["uuid"], []).append(row)
+    return found
+
+
+@pytest.mark.parametrize("imitation", ["vllm", "vllm-gateway", "llama-cpp-python"])
+def test_every_call_reads_back_exactly_as_exchanged(imitation, tmp_path):
+    records = _sim_records(imitation)
+    expected = [_exchanged(r) for r in records]
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    _write(path, records)
+    assert list(iter_calls(path)) == expected  # the open file
+    assert CallIndex.build(path).rows("u-1") == _by_uuid(expected)["u-1"]
+
+    pack_calls(path)
+    assert not path.exists() and packed_path(path).is_file()
+    stored = [json.loads(line) for line in gzip.decompress(packed_path(path).read_bytes()).splitlines()]
+    assert all(CID in row for row in stored)  # every record went compact
+    assert _by_uuid(list(iter_calls(path))) == _by_uuid(expected)  # the packed file, grouped by example
+    index = CallIndex.build(path)
+    for uuid, rows in _by_uuid(expected).items():
+        assert index.rows(uuid) == rows
+    assert index.n_lines == len(expected) and len(index.latencies_ms) == len(expected)
+    assert index.statuses["200"] == len(expected)
+    # zcat reads the packed file whole: one JSON line per attempt.
+    assert len(gzip.decompress(packed_path(path).read_bytes()).splitlines()) == len(expected)
+
+
+def test_an_echo_is_stored_in_a_fraction_of_its_plain_size(tmp_path):
+    records = _sim_records("vllm")
+    plain = sum(len(dumps(r)) + 1 for r in records)
+    path = tmp_path / "calls.jsonl"
+    _write(path, records)
+    pack_calls(path)
+    packed = packed_path(path).read_bytes()
+    compact = len(gzip.decompress(packed))
+    assert compact < plain / 3 and len(packed) < plain / 10, (plain, compact, len(packed))
+
+
+def test_values_equal_in_python_but_not_in_json_are_kept_apart():
+    """1 == 1.0 and 0.0 == -0.0 in Python; a reference must not turn one into the other."""
+    base = [float(i) for i in range(100)]
+    tokens = [f"t{i}" for i in range(100)]
+    first = {"logprobs": {"tokens": tokens, "token_logprobs": [-0.0] + base[1:], "top_logprobs": [{"t0": 0.0}] + [{t: v} for t, v in zip(tokens[1:], base[1:])]}}
+    second = {"values": [int(v) for v in base], "order": [{"b": 1, "a": 2}] * 60, "again": [{"a": 2, "b": 1}] * 60}
+    records = [
+        {"uuid": "u", "request": {"prompt": base}, "response": first},
+        {"uuid": "u", "request": {"prompt": base + [1.0]}, "response": second},
+    ]
+    encoder = CompactEncoder()
+    lines = [orjson.dumps(encoder.encode(r, f"{i:016x}")) for i, r in enumerate(records)]
+    decoded = decode_rows([orjson.loads(line) for line in lines])
+    assert [orjson.dumps(d) for d in decoded] == [orjson.dumps(dict(r)) for r in records]
+    assert b'"$ct"' in lines[1]  # the second prompt still refers to the first one
+
+
+def test_a_record_already_using_the_marker_key_is_written_plain():
+    record = {"uuid": "u", "request": {"prompt": "x" * 500}, "response": {"$ct": [1, 2], "text": "x" * 500}}
+    assert CompactEncoder().encode(record, "0" * 16) is record
+
+
+def test_a_registered_secret_keeps_the_record_plain_so_the_writer_masks_it(tmp_path):
+    secret = "sk-COMPACT-sentinel-91b2"
+    register_secrets([secret])
+    text = "context " * 100
+    records = [
+        {"uuid": "u", "request": {"prompt": text}, "response": None},
+        {"uuid": "u", "request": {"prompt": text + secret}, "response": None},
+    ]
+    assert CompactEncoder().encode(records[1], "1" * 16) is records[1]  # not compact: no reference can split it
+    path = tmp_path / "calls.jsonl"
+    _write(path, records)
+    pack_calls(path)
+    packed = packed_path(path).read_bytes()
+    assert secret.encode() not in packed and secret.encode() not in gzip.decompress(packed)
+    assert all(secret not in json.dumps(r) for r in iter_calls(path))
+
+
+def _old_format_trace(path, records) -> None:
+    """The format before compact traces: the plain record per line, never packed."""
+    _write(path, records)
+
+
+def test_an_old_format_trace_still_opens(tmp_path):
+    records = _sim_records("vllm-gateway")
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    _old_format_trace(path, records)
+    expected = [_exchanged(r) for r in records]
+    assert list(iter_calls(path)) == expected
+    index = CallIndex.build(path)
+    for uuid, rows in _by_uuid(expected).items():
+        assert index.rows(uuid) == rows
+    # A resumed old session: packed at the end of the next run, old and new lines together.
+    more = [{**r, "attempt": 3} for r in records]
+    _write(path, more)
+    pack_calls(path)
+    assert _by_uuid(list(iter_calls(path))) == _by_uuid(expected + [_exchanged(r) for r in more])
+
+
+def test_a_resumed_run_appends_members_and_keeps_launch_order(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    first = [{"uuid": u, "request": {"prompt": "p" * 300 + u}, "response": {"n": i}} for i, u in enumerate("abc")]
+    second = [{"uuid": u, "request": {"prompt": "p" * 300 + u + "!"}, "response": {"n": 9}} for u in "cd"]
+    for batch in (first, second):
+        _write(path, batch)
+        pack_calls(path)
+    assert [r["uuid"] for r in iter_calls(path)] == ["a", "b", "c", "c", "d"]
+    assert CallIndex.build(path).rows("c") == [first[2], second[0]]
+
+
+def test_a_crash_between_packing_and_removing_the_open_file_duplicates_nothing(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    records = [{"uuid": u, "request": {"prompt": "q" * 300}, "response": {"u": u}} for u in "ab"] + [{"uuid": None, "x": 1}]
+    _write(path, records)
+    kept = path.read_bytes()
+    pack_calls(path)
+    stored = [json.loads(line) for line in gzip.decompress(packed_path(path).read_bytes()).splitlines()]
+    assert [r.get(CID) for r in stored] == [line_id(line) for line in kept.splitlines()[:2]] + [None]  # no uuid: plain
+    path.write_bytes(kept)  # as if the process died before unlinking it
+    assert list(iter_calls(path)) == records
+    assert CallIndex.build(path).rows("a") == [records[0]] and CallIndex.build(path).n_lines == 3
+    pack_calls(path)
+    assert list(iter_calls(path)) == records and not path.exists()
+
+
+def test_a_damaged_packed_tail_loses_only_the_last_example(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    _write(path, [{"uuid": u, "request": {"prompt": u}, "response": None} for u in "abc"])
+    pack_calls(path)
+    packed = packed_path(path)
+    packed.write_bytes(packed.read_bytes()[:-5])
+    assert [r["uuid"] for r in iter_calls(path)] == ["a", "b"]
+    assert CallIndex.build(path).rows("c") == []
+
+
+def test_a_reference_to_a_lost_line_says_so_instead_of_failing(tmp_path):
+    encoder = CompactEncoder()
+    text = "shared context " * 40
+    rows = [orjson.loads(orjson.dumps(encoder.encode({"uuid": "u", "request": {"prompt": text + s}, "response": None}, s * 16))) for s in "ab"]
+    [broken] = decode_rows(rows[1:])
+    assert "not readable" in broken["request"]
+
+
+def test_a_session_run_packs_its_traces_and_the_trace_view_shows_each_call_whole(sim, tmp_path, monkeypatch):
+    written: list[dict] = []
+    plain_pack = call_files.pack_calls
+
+    def keep(path, **kwargs):  # what the run wrote, just before it is packed
+        written.extend(json.loads(line) for line in path.read_bytes().splitlines())
+        return plain_pack(path, **kwargs)
+
+    monkeypatch.setattr(observer_module, "pack_calls", keep)
+    config = write_config(tmp_path, sim.base_url, "[data]\nn_per_label = 1\n[mlflow]\nenabled = false\n")
+    [outcome] = asyncio.run(Launch(load_config(config, environ={}), run_key="compact").run())
+    assert outcome.ok, outcome.statuses
+    paths = outcome.plan.paths
+    data = SessionData.load(paths.root)
+    for exp_name in ("llm_judge", "mcq", "mcq_logprob"):
+        trace = paths.calls_file(exp_name)
+        assert packed_path(trace).is_file() and not trace.exists()
+        mine = [r for r in written if r["exp_name"] == exp_name]
+        assert _by_uuid(list(iter_calls(trace))) == _by_uuid(mine)
+    uuid = next(r["uuid"] for r in written if r["exp_name"] == "mcq_logprob" and r["uuid"])
+    detail = data.trace(uuid)
+    shown = {p.exp_name: p.calls for p in detail.pipelines}
+    for exp_name, calls in shown.items():
+        assert calls == [r for r in written if r["exp_name"] == exp_name and r["uuid"] == uuid]
+    assert any(c["endpoint"] == "/completions" and c["response"]["choices"][0]["logprobs"]["top_logprobs"] for c in shown["mcq_logprob"])
+
+    # The same session as written before compact traces (plain .jsonl, no .gz) shows the same calls.
+    for exp_name in shown:
+        trace = paths.calls_file(exp_name)
+        _write(trace, [r for r in written if r["exp_name"] == exp_name])
+        packed_path(trace).unlink()
+    old = SessionData.load(paths.root).trace(uuid)
+    assert {p.exp_name: p.calls for p in old.pipelines} == shown
+
+
+def test_only_small_records_are_kept_for_later_references():
+    """A 400 KB echo is not held in memory for later records; prompts and token lists are."""
+    encoder = CompactEncoder()
+    small = {"uuid": "u", "request": {"prompt": "c" * 1000}, "response": {"tokens": list(range(500))}}
+    big = {"uuid": "u", "request": {"prompt": "c" * 1000 + "?"}, "response": {"text": "e" * (KEEP_BYTES + 1)}}
+    after = {"uuid": "u", "request": {"prompt": "e" * (KEEP_BYTES + 1) + "!"}, "response": None}
+    rows = [encoder.encode(r, f"{i:016x}") for i, r in enumerate((small, big, after))]
+    assert rows[0][KEPT] is True and KEPT not in rows[1]
+    assert rows[1]["request"]["prompt"]["$ct"][2] == 1000  # the big record still refers to the small one
+    assert rows[2]["request"]["prompt"] == after["request"]["prompt"]  # nothing refers to the big one
+    assert decode_rows([orjson.loads(orjson.dumps(r)) for r in rows]) == [small, big, after]
+
+
+def test_more_examples_in_flight_than_the_encoder_remembers_still_read_back(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    uuids = [f"u{i}" for i in range(POOL_UUIDS + 20)]
+    records = [{"uuid": u, "request": {"prompt": "x" * 300 + u + str(k)}, "response": None} for k in range(2) for u in uuids]
+    _write(path, records)
+    pack_calls(path)
+    assert _by_uuid(list(iter_calls(path))) == _by_uuid(records)
+    index = CallIndex.build(path)
+    assert all(index.rows(u) == [r for r in records if r["uuid"] == u] for u in uuids)
+
+
+def test_an_index_made_while_the_run_went_on_still_opens_calls_after_packing(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    records = [{"uuid": u, "request": {"prompt": "z" * 300 + u}, "response": None, "latency_ms": 2.0} for u in "ab"]
+    _write(path, records)
+    index = CallIndex.build(path)  # the Trace screen opened the session during the run
+    pack_calls(path)  # the run ended
+    assert index.rows("b") == [records[1]] and index.latencies_ms == [2.0, 2.0]

@@ -9,14 +9,18 @@ Two generated sessions (3,652 examples each; llm_judge, mcq and mcq_logprob; wri
 1. analysis only, in this process: reading both sessions' rows (`load_sessions`), then the
    comparison itself (`compare_sessions`: pairing, McNemar, bootstrap, flips);
 2. end to end, `w2c-tui compare A B` and `--json` in a fresh process (interpreter start,
-   imports, reading, comparing, printing).
+   imports, reading, comparing, printing), `w2c-tui --version` for what every command
+   pays before its own work (interpreter, argument parser), and `w2c-tui sessions` listing
+   the two (its status and damage are checked against every pipeline's rows).
 
-Target (issue 14): under 1 s.
+Target (issue 14): under 1 s. The load average is printed before and after: the machine is
+shared, and wall times grow with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -34,6 +38,10 @@ def _cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _load() -> str:
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def timed(label: str, fn, repeats: int = 5):
@@ -63,6 +71,7 @@ def main() -> None:
         from w2c_tui.testing.synthetic_session import write_session
 
         workdir = base / "workdir"
+        print(f"load average (1, 5, 15 min) at the start: {_load()}")
         print(f"generating two sessions of {N_EXAMPLES:,} examples (llm_judge, mcq, mcq_logprob):")
         start = time.perf_counter()
         a = write_session(workdir, n_examples=N_EXAMPLES, seed=1, skill=0.7)
@@ -90,6 +99,12 @@ def main() -> None:
         command = [sys.executable, "-m", "w2c_tui", "compare", str(a.root), str(b.root), "--resamples", str(args.resamples)]
         timed("w2c-tui compare A B", lambda: subprocess.run(command, capture_output=True, check=True))
         timed("w2c-tui compare A B --json", lambda: subprocess.run([*command, "--json"], capture_output=True, check=True))
+        version = [sys.executable, "-m", "w2c_tui", "--version"]
+        timed("w2c-tui --version (start-up only)", lambda: subprocess.run(version, capture_output=True, check=True))
+        # The listing's status and damage are checked against every pipeline's rows (store/browse.py).
+        listing = [sys.executable, "-m", "w2c_tui", "sessions", "--workdir", str(workdir)]
+        timed("w2c-tui sessions (these two sessions)", lambda: subprocess.run(listing, capture_output=True, check=True))
+        print(f"load average (1, 5, 15 min) at the end: {_load()}")
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)

@@ -10,8 +10,9 @@
 2. A generated session (3,652 examples, a k=10 LLM-as-judge stability sweep and
    150,000 call-trace rows, written by `w2c_tui.testing.synthetic_session`) is opened: reading the
    per-UUID rows, indexing the call traces, one trace, and in the app the session view
-   until the examples table shows its rows, a filter change and the first trace (which
-   indexes the call traces: nothing reads them before).
+   until the examples table shows its rows, a filter change, the call traces indexed in the
+   background (started after the table's frame, once the agreement is shown; the filter is
+   applied meanwhile) and the first trace.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ async def open_in_app(workdir: Path, session_root: Path) -> None:
     from w2c_tui.tui.app import W2cApp
     from w2c_tui.tui.screens.session_view import SessionViewScreen
     from w2c_tui.tui.screens.trace import TraceScreen
+    from w2c_tui.tui.widgets.agreement_panel import AgreementPanel
     from w2c_tui.tui.widgets.example_browser import ExampleBrowser
 
     settings = Settings.model_validate({"run": {"workdir_base": str(workdir)}})
@@ -139,6 +141,7 @@ async def open_in_app(workdir: Path, session_root: Path) -> None:
 
         app._display = timed_display
         start, cpu = time.perf_counter(), time.process_time()
+        open_start = start
         await app.push_screen(SessionViewScreen(app.workspace, session_root, start_tab="examples"))
         browser = app.screen.query_one(ExampleBrowser)
         while not painted:
@@ -147,21 +150,40 @@ async def open_in_app(workdir: Path, session_root: Path) -> None:
             f"  {'app: session view → table painted with rows':<44} {painted[0] - start:7.3f} s"
             f"  (CPU {painted[1] - cpu:.3f} s, all threads)"
         )
-        await pilot.pause()
-        print(f"  {'app: session view → idle (metrics, agreement)':<44} {time.perf_counter() - start:7.3f} s")
+        panel = app.screen.query_one(AgreementPanel)
+        while panel.agreement is None:
+            await pilot.pause(0.01)
+        print(f"  {'app: session view → agreement shown':<44} {time.perf_counter() - start:7.3f} s")
         app._display = display
 
+        # While the call traces are indexed in the background (Pilot.pause() would wait for the
+        # process to be idle, i.e. for the index): the filter is timed by polling, and how late a
+        # 10 ms timer of the event loop fires shows how the UI answers meanwhile.
+        data = app.screen.data
+        lags: list[float] = []
         start = time.perf_counter()
-        await pilot.press("w")
+        before = len(browser.shown)
+        app.screen.query_one("#filter-wrong").toggle()
+        while len(browser.shown) == before:
+            await asyncio.sleep(0.002)
+        filtered = time.perf_counter() - start
+        while not data.calls_indexed:
+            tick = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter() - tick - 0.01)
+        indexed = time.perf_counter() - open_start
+        print(f"  {'app: wrong-only filter applied (while indexing)':<44} {filtered:7.3f} s  ({len(browser.shown):,} rows)")
+        # The call traces are indexed in a thread once the agreement is shown (not while the
+        # table fills); a user reading the table for a moment then finds them ready.
+        print(f"  {'app: call traces indexed (background), from open':<44} {indexed:7.3f} s")
+        if lags:
+            print(f"  {'app: event-loop lag while indexing':<44} {max(lags):7.3f} s max, {sorted(lags)[len(lags) // 2]:.3f} s median")
         await pilot.pause()
-        print(f"  {'app: wrong-only filter applied':<44} {time.perf_counter() - start:7.3f} s  ({len(browser.shown):,} rows)")
-
-        # The call traces are indexed when the first trace opens (not while the table fills).
         start = time.perf_counter()
         await pilot.press("x", "enter")
         while not isinstance(app.screen, TraceScreen) or not app.screen.query(".pipeline-section"):
             await pilot.pause(0.01)
-        print(f"  {'app: enter → first trace painted (indexes calls)':<44} {time.perf_counter() - start:7.3f} s")
+        print(f"  {'app: enter → first trace painted':<44} {time.perf_counter() - start:7.3f} s")
 
         await pilot.press("escape")
         await pilot.pause()

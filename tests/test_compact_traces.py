@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import re
+import subprocess
+import sys
 
 import httpx
 import orjson
@@ -19,11 +22,12 @@ from w2c_tui.jsoncodec import parse
 from w2c_tui.redaction import register_secrets
 from w2c_tui.sim import SimServer, SimSettings
 from w2c_tui.sim.settings import IMITATIONS
-from w2c_tui.store import call_files
-from w2c_tui.store.call_files import CallIndex, iter_calls, line_id, pack_calls, packed_path
+from w2c_tui.store import call_files, trace_rollover
+from w2c_tui.store.call_files import CallIndex, iter_calls, line_id, pack_calls, packed_path, segment_paths
 from w2c_tui.store.compact_calls import CID, KEEP_BYTES, KEPT, POOL_UUIDS, CompactEncoder, decode_rows
 from w2c_tui.store.jsonl import JsonlAppender, dumps
 from w2c_tui.store.session_data import SessionData
+from w2c_tui.store.trace_rollover import BackgroundPacking, RollingTrace
 
 from conftest import write_config
 
@@ -300,3 +304,210 @@ def test_an_index_made_while_the_run_went_on_still_opens_calls_after_packing(tmp
     index = CallIndex.build(path)  # the Trace screen opened the session during the run
     pack_calls(path)  # the run ended
     assert index.rows("b") == [records[1]] and index.latencies_ms == [2.0, 2.0]
+
+
+# -- rollover: the plain part stays small while the run goes on ------------------------------
+
+def _in_flight_records(n_examples: int = 12, calls: int = 5) -> list[dict]:
+    """Examples whose calls interleave (several in flight), each call repeating the example's context."""
+    records = []
+    for k in range(calls):
+        for i in range(n_examples):
+            uuid = f"ex-{i}"
+            context = f"context of {uuid} " * 40
+            records.append({"uuid": uuid, "exp_name": "mcq_logprob", "request": {"prompt": context + f"choice {k}"},
+                            "response": {"tokens": [f"t{j}" for j in range(60 + k)], "n": k}, "latency_ms": 1.0})
+    return records
+
+
+def _in_call_order(rows: list[dict]) -> dict[str, list[dict]]:
+    return _by_uuid(rows)  # each example's calls in the order they were made
+
+
+def test_a_rolled_over_trace_shows_every_call_exactly_while_segments_are_packed(tmp_path):
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    records = _in_flight_records()
+    packing = BackgroundPacking()
+    trace = RollingTrace(path, packing, roll_bytes=4_000)
+    for n, record in enumerate(records, 1):
+        trace.append(record)
+        if n % 7 == 0:  # readers during the run, racing the packing thread
+            assert _in_call_order(list(iter_calls(path))) == _in_call_order(records[:n])
+            assert sum(1 for _ in iter_calls(path, decode=False)) == n
+            index = CallIndex.build(path)
+            assert index.n_lines == n and all(index.rows(u) == _by_uuid(records[:n])[u] for u in index.uuids)
+    trace.close()
+    packing.drain()
+    packing.pack_all(path)  # the last plain part
+    assert not path.exists() and not segment_paths(path) and packing.errors == []
+    assert _in_call_order(list(iter_calls(path))) == _in_call_order(records)
+    index = CallIndex.build(path)
+    assert all(index.rows(u) == _by_uuid(records)[u] for u in index.uuids) and len(index.uuids) == 12
+    # An example straddling segments is split over members, and a later member refers to an earlier one.
+    members = list(call_files._members(packed_path(path)))
+    assert len(members) > 12
+    cids_by_member = [{json.loads(line)[CID] for line in blob.splitlines()} for _, _, blob in members]
+    refs = [(m, ref) for m, (_, _, blob) in enumerate(members) for ref in re.findall(rb'"\$ct":\["([0-9a-f]{16})"', blob)]
+    assert any(ref.decode() not in cids_by_member[m] for m, ref in refs)
+
+
+def test_a_kill_mid_pack_loses_no_call_and_the_next_launch_finishes_the_packing(tmp_path):
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    records = _in_flight_records()
+    first, second = records[:40], records[40:]
+    # The killed launch: its trace rolled over into segments, none packed yet.
+    trace = RollingTrace(path, _NoPacking(), roll_bytes=4_000)
+    for record in first:
+        trace.append(record)
+    trace.close()
+    segments = segment_paths(path)
+    assert len(segments) >= 3 and path.exists()
+    # A packing process killed after writing the members of the first segment, before its sync and removal.
+    script = (
+        "import os, sys; from w2c_tui.store import call_files\n"
+        "os.fsync = lambda fd: os._exit(9)\n"
+        "call_files.TracePacker(sys.argv[1]).pack_file(call_files.segment_paths(sys.argv[1])[0])\n"
+    )
+    killed = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, timeout=60)
+    assert killed.returncode == 9 and segment_paths(path) == segments
+    packed = packed_path(path)
+    packed.write_bytes(packed.read_bytes()[:-7])  # and the last member torn
+    assert _in_call_order(list(iter_calls(path))) == _in_call_order(first)  # nothing lost, nothing twice
+    assert CallIndex.build(path).n_lines == len(first)
+    # The next launch packs the left segments first, then its own calls.
+    packing = BackgroundPacking()
+    trace = RollingTrace(path, packing, roll_bytes=4_000)
+    for record in second:
+        trace.append(record)
+    trace.close()
+    packing.drain()
+    packing.pack_all(path)
+    assert not path.exists() and not segment_paths(path) and packing.errors == []
+    assert _in_call_order(list(iter_calls(path))) == _in_call_order(records)
+    index = CallIndex.build(path)
+    assert index.n_lines == len(records) and all(index.rows(u) == _by_uuid(records)[u] for u in index.uuids)
+
+
+def test_a_failed_segment_packing_stops_until_the_end_so_the_order_holds(tmp_path, monkeypatch):
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    records = _in_flight_records()
+    packing = BackgroundPacking(in_process=True)
+    real = call_files.TracePacker._write_members
+    calls = {"n": 0}
+
+    def flaky(self, *args):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        return real(self, *args)
+
+    monkeypatch.setattr(call_files.TracePacker, "_write_members", flaky)
+    trace = RollingTrace(path, packing, roll_bytes=4_000)
+    for record in records:
+        trace.append(record)
+    trace.close()
+    packing.drain()
+    assert len(packing.errors) == 1 and segment_paths(path)
+    assert _in_call_order(list(iter_calls(path))) == _in_call_order(records)
+    packing.pack_all(path)
+    assert not segment_paths(path) and _in_call_order(list(iter_calls(path))) == _in_call_order(records)
+
+
+def test_a_session_run_rolls_its_trace_over_and_reads_back_every_call(sim, tmp_path, monkeypatch):
+    written: list[dict] = []
+    rolled: list[str] = []
+    on_attempt = observer_module.SessionObserver.on_attempt
+    submit = BackgroundPacking.submit
+
+    def keep(self, record):
+        written.append(_exchanged(record))
+        on_attempt(self, record)
+
+    def count(self, path, segment, writer=None):
+        rolled.append(segment.name)
+        submit(self, path, segment, writer)
+
+    monkeypatch.setattr(observer_module.SessionObserver, "on_attempt", keep)
+    monkeypatch.setattr(BackgroundPacking, "submit", count)
+    monkeypatch.setattr(trace_rollover, "ROLL_BYTES", 64_000)
+    config = write_config(tmp_path, sim.base_url, "[data]\nn_per_label = 2\n[mlflow]\nenabled = false\n")
+    [outcome] = asyncio.run(Launch(load_config(config, environ={}), run_key="rolled", only=["mcq_logprob"]).run())
+    assert outcome.ok, outcome.statuses
+    trace = outcome.plan.paths.calls_file("mcq_logprob")
+    assert len(rolled) >= 3
+    assert packed_path(trace).is_file() and not trace.exists() and not segment_paths(trace)
+    mine = [r for r in written if r["exp_name"] == "mcq_logprob"]
+    assert _in_call_order(list(iter_calls(trace))) == _in_call_order(mine)
+    data = SessionData.load(outcome.plan.paths.root)
+    for uuid in {r["uuid"] for r in mine if r["uuid"]}:
+        [pipeline] = [p for p in data.trace(uuid).pipelines if p.exp_name == "mcq_logprob"]
+        assert pipeline.calls == _by_uuid(mine)[uuid]
+
+
+class _NoPacking(BackgroundPacking):
+    """A launch killed before its packing thread got to any segment."""
+
+    def submit(self, path, segment, writer=None):
+        if writer is not None:
+            writer.close()
+
+
+def test_a_second_packer_of_the_same_trace_appends_after_the_first_instead_of_cutting_it(tmp_path):
+    """A killed run's packing process may still be finishing when the next launch packs."""
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    records = _in_flight_records()
+    trace = RollingTrace(path, _NoPacking(), roll_bytes=4_000)
+    for record in records:
+        trace.append(record)
+    trace.close()
+    first, second, third = segment_paths(path)[:3]
+    late, current = call_files.TracePacker(path), call_files.TracePacker(path)
+    current.pack_file(first)
+    late.pack_file(first)  # already packed and removed: nothing to do
+    late.pack_file(second)
+    size = packed_path(path).stat().st_size
+    current.pack_file(third)  # its idea of the file's end is stale: it looks again before appending
+    assert packed_path(path).stat().st_size > size
+    pack_calls(path, packer=current)
+    assert not segment_paths(path) and _in_call_order(list(iter_calls(path))) == _in_call_order(records)
+
+
+def test_the_next_launch_packs_the_segments_a_killed_run_left(sim, tmp_path, monkeypatch):
+    written: list[dict] = []
+    on_attempt = observer_module.SessionObserver.on_attempt
+
+    def keep(self, record):
+        written.append(_exchanged(record))
+        on_attempt(self, record)
+
+    monkeypatch.setattr(observer_module.SessionObserver, "on_attempt", keep)
+    monkeypatch.setattr(trace_rollover, "ROLL_BYTES", 64_000)
+    with monkeypatch.context() as killed:  # the run dies before its packing got to anything
+        killed.setattr(BackgroundPacking, "submit", _NoPacking.submit)
+        killed.setattr(observer_module.SessionObserver, "pack_traces", lambda self: None)
+        config = write_config(tmp_path, sim.base_url, "[data]\nn_per_label = 1\n[mlflow]\nenabled = false\n")
+        [outcome] = asyncio.run(Launch(load_config(config, environ={}), run_key="killed", only=["mcq_logprob"]).run())
+    trace = outcome.plan.paths.calls_file("mcq_logprob")
+    assert len(segment_paths(trace)) >= 2 and not packed_path(trace).exists()
+    mine = [r for r in written if r["exp_name"] == "mcq_logprob"]
+    assert _in_call_order(list(iter_calls(trace))) == _in_call_order(mine)
+    [again] = asyncio.run(Launch(load_config(config, environ={}), run_key="killed", only=["mcq_logprob"]).run())
+    assert again.plan.paths.root == outcome.plan.paths.root
+    assert not segment_paths(trace) and not trace.exists() and packed_path(trace).is_file()
+    mine = [r for r in written if r["exp_name"] == "mcq_logprob"]
+    assert _in_call_order(list(iter_calls(trace))) == _in_call_order(mine)
+
+
+def test_an_index_made_before_a_rollover_still_opens_every_call(tmp_path):
+    path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
+    records = _in_flight_records()
+    packing = BackgroundPacking(in_process=True)
+    trace = RollingTrace(path, packing, roll_bytes=4_000)
+    for record in records[:3]:
+        trace.append(record)
+    index = CallIndex.build(path)  # the Trace screen opened the session early in the run
+    for record in records[3:]:
+        trace.append(record)  # the indexed open file became a segment, then was packed
+    trace.close()
+    packing.drain()
+    assert index.rows("ex-0") == _by_uuid(records)["ex-0"]

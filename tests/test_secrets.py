@@ -6,7 +6,10 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from w2c_tui.cli import main
+from w2c_tui.store import trace_rollover
 from w2c_tui.store.call_files import iter_calls
 
 from conftest import write_config
@@ -16,8 +19,19 @@ TARGET_TOKEN = "sk-SENTINEL-target-5f1c2a9e"
 JUDGE_TOKEN = "sk-SENTINEL-judge-77d0b3c4"
 
 
-def test_sentinel_tokens_appear_nowhere(sim, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("roll_bytes", [None, 4_000], ids=["packed_at_end", "rolled_over_while_running"])
+def test_sentinel_tokens_appear_nowhere(sim, tmp_path, monkeypatch, capsys, roll_bytes):
     monkeypatch.chdir(tmp_path)
+    rolled: list[str] = []
+    if roll_bytes is not None:  # trace segments packed by the packing process during the run
+        monkeypatch.setattr(trace_rollover, "ROLL_BYTES", roll_bytes)
+        submit = trace_rollover.BackgroundPacking.submit
+
+        def counted(self, path, segment, *rest):
+            rolled.append(segment.name)
+            submit(self, path, segment, *rest)
+
+        monkeypatch.setattr(trace_rollover.BackgroundPacking, "submit", counted)
     echo = StubServer("echo_auth_500")  # puts the Authorization header it got into its error body
     monkeypatch.setenv("TOKEN_SIM", TARGET_TOKEN)
     monkeypatch.setenv("TOKEN_ECHO", JUDGE_TOKEN)
@@ -51,6 +65,7 @@ enabled = true
         echo.stop()
     captured = capsys.readouterr()
     assert code == 1  # the judge failed on every example: recorded, not fatal to the rest
+    assert (roll_bytes is None) == (not rolled)
 
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "config.toml"]
     assert any(p.name == "mlflow.db" for p in written)

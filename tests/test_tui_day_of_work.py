@@ -240,7 +240,7 @@ async def test_monitor_with_three_launches_lists_them_and_shows_one_panel(folder
             return [str(launch_list.get_option_at_index(i).prompt) for i in range(3)]
 
         # Finished launches stay listed, one line each (the list refreshes once a second).
-        await wait_for(pilot, lambda: all("complete" in line and "sim-small" in line for line in lines()), timeout=5)
+        await wait_for(pilot, lambda: all("complete" in line and "sim-small" in line for line in lines()), timeout=15)
         # One panel on show, the newest launch's; the others are hidden, not stacked.
         panels = list(monitor.query(SessionMonitor))
         assert len(panels) == 3

@@ -270,20 +270,16 @@ def session_ref(rows: SessionRows, index: int) -> SessionRef:
 
 def load_sessions(roots: Sequence[Path | str]) -> list[SessionRows]:
     """Read each session folder; CompareError (one line) for a folder that is not a readable session. Blocking."""
-    from w2c_tui.store.browse import read_session
+    from w2c_tui.store.browse import NotASession, open_session
     from w2c_tui.store.dataset_lookup import dataset_candidates
 
     loaded = []
     datasets: dict[tuple[Path, ...], Any] = {}  # sessions that name the same files parse them once
     for root in roots:
-        path = Path(root)
-        if not path.is_dir():
-            raise CompareError(f"{path}: no such session folder (expected runs/<RUN_KEY>/sessions/<FINGERPRINT>)")
-        info = read_session(path)
-        if info.unreadable:
-            raise CompareError(f"{path}: damaged session: {'; '.join(info.damaged)}")
-        if info.manifest is None and not info.pipelines:
-            raise CompareError(f"{path}: not a session folder (no manifest.json and no checkpoints/)")
+        try:
+            info = open_session(Path(root))
+        except NotASession as exc:
+            raise CompareError(str(exc)) from None
         candidates = tuple(dataset_candidates(info.manifest, info.paths.root))
         info.dataset = datasets.setdefault(candidates, info.dataset)
         loaded.append(load_session_rows(info))

@@ -26,6 +26,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # Every start builds the whole parser, so a command module imports only what its argparse
+    # set-up needs; what the command runs is imported inside its handler (tests/test_cli_startup.py).
     from w2c_tui.cli import data_cmd, mlflow_cmd, probe_cmd, run_cmd, sessions_cmd, sim_cmd
 
     parser = _Parser(prog="w2c-tui", description="Run and browse When2Call evaluations against OpenAI-compatible APIs.")
@@ -51,8 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from w2c_tui.config import ConfigError
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     except CliError as exc:
         print(f"w2c-tui: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except ConfigError as exc:
+    except ValueError as exc:
+        if not _is_config_error(exc):
+            raise
         print(f"w2c-tui: config error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
@@ -75,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def _is_config_error(exc: ValueError) -> bool:
+    """Whether `exc` is a ConfigError, without importing the config package (pydantic) to ask:
+    only code that loaded it can have raised one, and `--help` must not pay for it."""
+    errors = sys.modules.get("w2c_tui.config.errors")
+    return errors is not None and isinstance(exc, errors.ConfigError)
+
+
 def _open_app(args: argparse.Namespace) -> int:
     from w2c_tui.tui.app import run_app
 
@@ -82,8 +91,14 @@ def _open_app(args: argparse.Namespace) -> int:
 
 
 def entry() -> None:
+    import os
+
     from w2c_tui.runtime import tune_gc
 
+    # w2c-tui does no linear algebra (numpy here is bincounts and multinomial draws), and the
+    # OpenBLAS thread pool started by `import numpy` spins for ~50 ms CPU (`compare`, `show`).
+    # A value the user set wins. Set before anything imports numpy; inherited by child processes.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     tune_gc()
     sys.exit(main())
 

@@ -1,11 +1,17 @@
-"""Small pieces shared by the subcommands."""
+"""Small pieces shared by the subcommands.
+
+Imported while the argument parser is built, so it imports nothing heavy: the config
+package (pydantic) loads only when a command reads the configuration.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from w2c_tui.config import LoadedConfig, load_config
+if TYPE_CHECKING:
+    from w2c_tui.config import LoadedConfig
 
 
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
@@ -13,6 +19,8 @@ def add_config_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def load(args: argparse.Namespace) -> LoadedConfig:
+    from w2c_tui.config import load_config
+
     return load_config(getattr(args, "config", None))
 
 

@@ -26,15 +26,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _read(root: Path):
-    from w2c_tui.store.browse import read_session
+    from w2c_tui.store.browse import NotASession, open_session
 
-    if not root.is_dir():
-        raise CliError(f"{root}: no such session folder (expected runs/<RUN_KEY>/sessions/<FINGERPRINT>)")
-    info = read_session(root)
-    if info.unreadable:
-        raise CliError(f"{root}: damaged session: {'; '.join(info.damaged)}")
-    if info.manifest is None and not info.pipelines:
-        raise CliError(f"{root}: not a session folder (no manifest.json and no checkpoints/)")
+    try:
+        info = open_session(root)
+    except NotASession as exc:
+        raise CliError(str(exc)) from None
     if info.damaged:  # exported as far as it reads, as `show` shows it; said once, on stderr
         print(f"w2c-tui: warning: {root}: damaged: {'; '.join(info.damaged)}", file=sys.stderr)
     return info

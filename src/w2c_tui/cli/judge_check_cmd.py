@@ -7,14 +7,11 @@ command again to finish), 2 anything the user must fix first.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 
 from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
-from w2c_tui.cli.common import add_config_argument, load
-from w2c_tui.cli.progress import SIMULATED_NOTE, end_notes
-from w2c_tui.redaction import scrub
+from w2c_tui.cli.common import add_config_argument
 from w2c_tui.status import FAILED
 
 
@@ -54,27 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def judge_check(args: argparse.Namespace) -> int:
-    from w2c_tui.cli.run_cmd import _run
+    from w2c_tui.cli.progress import end_notes
+    from w2c_tui.cli.run_cmd import run_headless
     from w2c_tui.engine.judge_check import JudgeCheckLaunch, JudgeCheckOptions
-    from w2c_tui.engine.launch import LaunchError
 
-    loaded = load(args)
-    for warning in loaded.warnings:
-        print(f"w2c-tui: {warning}", file=sys.stderr)
     options = JudgeCheckOptions(judge=args.judge, k=args.k, temperature=args.temperature)
-    try:
-        launch = JudgeCheckLaunch(loaded, options, run_key=args.run_key)
-    except LaunchError as exc:
-        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
+    started = run_headless(args, lambda loaded: JudgeCheckLaunch(loaded, options, run_key=args.run_key))
+    if started is None:
         return EXIT_BAD_INPUT
-    if launch.simulated:
-        print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
-    launch.notify = lambda message: print(f"w2c-tui: {message}", file=sys.stderr)
-    try:
-        outcomes = asyncio.run(_run(launch))
-    except LaunchError as exc:
-        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    launch, outcomes = started
     if not outcomes:
         print("w2c-tui: error: the judge-check did not start", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
 import sys
 
@@ -29,6 +27,8 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from w2c_tui.cli import CliError
 
     loaded = load(args)
@@ -48,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _probe_all(loaded, models: list[str]) -> list:
+    import contextlib
+
     from w2c_tui.api import route
     from w2c_tui.api.probe import probe_logprobs
     from w2c_tui.engine.endpoint import api_providers

@@ -1,16 +1,17 @@
-"""`w2c-tui run`: a whole evaluation without the app."""
+"""`w2c-tui run`: a whole evaluation without the app.
+
+Only the argparse set-up runs at import (every `w2c-tui` start builds the parser); the
+engine and the progress display load inside `run`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import signal
 import sys
+from typing import Any, Callable
 
 from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
 from w2c_tui.cli.common import add_config_argument, load
-from w2c_tui.cli.progress import SIMULATED_NOTE, end_notes, show_progress
 from w2c_tui.redaction import scrub
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, REFUSED
 
@@ -31,27 +32,41 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from w2c_tui.engine.launch import Launch, LaunchError
+def run_headless(args: argparse.Namespace, make_launch: Callable[[Any], Any]) -> tuple[Any, list] | None:
+    """Load the config, build the launch `make_launch(loaded)` and run it with progress on
+    stderr: (launch, outcomes), or None when it could not start (said in one line)."""
+    import asyncio
+
+    from w2c_tui.cli.progress import SIMULATED_NOTE
+    from w2c_tui.engine.launch import LaunchError
 
     loaded = load(args)
     for warning in loaded.warnings:
         print(f"w2c-tui: {warning}", file=sys.stderr)
     try:
-        launch = Launch(
+        launch = make_launch(loaded)
+        if launch.simulated:
+            print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
+        launch.notify = lambda message: print(f"w2c-tui: {message}", file=sys.stderr)
+        return launch, asyncio.run(_run(launch))
+    except LaunchError as exc:
+        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
+        return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from w2c_tui.cli.progress import end_notes
+    from w2c_tui.engine.launch import Launch
+
+    started = run_headless(
+        args,
+        lambda loaded: Launch(
             loaded, run_key=args.run_key, models=args.model, only=args.only, resume_session=args.resume_session
-        )
-    except LaunchError as exc:
-        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
+        ),
+    )
+    if started is None:
         return EXIT_BAD_INPUT
-    if launch.simulated:
-        print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
-    launch.notify = lambda message: print(f"w2c-tui: {message}", file=sys.stderr)
-    try:
-        outcomes = asyncio.run(_run(launch))
-    except LaunchError as exc:
-        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    launch, outcomes = started
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     # A pipeline the server cannot serve was named on stderr before the run; the rest ran.
     refused = any(p.status == REFUSED for state in launch.states.values() for p in state.pipelines.values())
@@ -92,6 +107,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(launch) -> list:
+    import asyncio
+    import contextlib
+    import signal
+
+    from w2c_tui.cli.progress import show_progress
+
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError):
         loop.add_signal_handler(signal.SIGINT, launch.cancel)

@@ -104,16 +104,13 @@ def _pipeline_json(p) -> dict:
 
 
 def show(args: argparse.Namespace) -> int:
-    from w2c_tui.store.browse import read_session
+    from w2c_tui.store.browse import NotASession, open_session
 
     root = Path(args.session_dir)
-    if not root.is_dir():
-        raise CliError(f"{root}: no such session folder (expected runs/<RUN_KEY>/sessions/<FINGERPRINT>)")
-    info = read_session(root)
-    if info.unreadable:
-        raise CliError(f"{root}: damaged session: {'; '.join(info.damaged)}")
-    if info.manifest is None and not info.pipelines:
-        raise CliError(f"{root}: not a session folder (no manifest.json and no checkpoints/)")
+    try:
+        info = open_session(root)
+    except NotASession as exc:
+        raise CliError(str(exc)) from None
     if args.json:
         print(
             json.dumps(

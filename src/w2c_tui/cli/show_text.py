@@ -36,10 +36,7 @@ def metric_detail_lines(m: dict[str, Any]) -> list[str]:
         )
     per_class = m.get("per_class") or {}
     if per_class:
-        cells = [
-            f"{name} {fmt((per_class.get(name) or {}).get('f1'))} (n {fmt((per_class.get(name) or {}).get('support'))})"
-            for name in LABELS
-        ]
+        cells = [f"{name} {_class_f1(per_class.get(name) or {})}" for name in LABELS]
         lines.append(f"{INDENT}{'F1/class':<9} " + "  ".join(cells))
     cells = []
     for title, key in _HALLUCINATIONS:
@@ -51,6 +48,12 @@ def metric_detail_lines(m: dict[str, Any]) -> list[str]:
     if cells:
         lines.append(f"{INDENT}{'halluc.':<9} " + "  ".join(cells))
     return lines
+
+
+def _class_f1(scores: dict) -> str:
+    """F1 with its gold n; "–" for a label neither in gold nor predicted (macro-F1 leaves it out)."""
+    absent = not scores.get("support") and not scores.get("predicted")
+    return f"{'–' if absent else fmt(scores.get('f1'))} (n {fmt(scores.get('support'))})"
 
 
 def agreement_lines(agreement: dict[str, Any]) -> list[str]:

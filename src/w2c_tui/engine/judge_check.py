@@ -20,11 +20,9 @@ from w2c_tui.api import ProviderSettings
 from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
 from w2c_tui.data import load_examples
 from w2c_tui.data.when2call import file_sha256
-from w2c_tui.engine.endpoint import session_endpoint
 from w2c_tui.engine.launch import Launch, LaunchError
-from w2c_tui.engine.plan import PlanError, SessionPlan, dataset_path, resolve_run_key
+from w2c_tui.engine.plan import SessionPlan, dataset_path, model_identity, resolve_run_key
 from w2c_tui.pipelines.judge_check import reference_items
-from w2c_tui.prompts.families import resolve_family
 from w2c_tui.store.jsonl import read_json, write_json_atomic
 from w2c_tui.store.judge_checks import JUDGE_CHECK, split_answer_key
 from w2c_tui.store.layout import SessionPaths
@@ -71,14 +69,7 @@ def plan_judge_check(loaded: LoadedConfig, run_key: str, k: int) -> SessionPlan:
     path = dataset_path(loaded)
     examples = sorted(load_examples(path), key=lambda e: e.uuid)
     digest = file_sha256(path)
-    try:
-        family = resolve_family(judge, settings.models.template_family)
-    except ValueError as exc:
-        raise PlanError(f"[models] template_family: {exc}") from None
-    try:
-        endpoint = session_endpoint(loaded, judge)
-    except ValueError as exc:
-        raise PlanError(f"judge model '{judge}': {exc}; add a [providers.<name>] table (see config.example.toml)") from None
+    family, endpoint = model_identity(loaded, judge, "judge model")
     full = fingerprint_payload(settings, judge, digest, family, endpoint)
     payload = {
         "kind": JUDGE_CHECK,

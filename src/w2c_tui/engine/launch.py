@@ -262,6 +262,7 @@ class Launch:
         except (ManifestError, OSError) as exc:
             raise LaunchError(str(exc)) from None
         observer = SessionObserver(plan.paths, state)
+        observer.finish_interrupted_packing(plan.exp_names)  # a killed launch's trace segments, in the background
         self._watch_server_identity(plan, observer)
         http = settings.http
         policy = self._policy()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from w2c_tui.api.compat import CHAT_ENDPOINT
 from w2c_tui.api.results import finish_reason, is_empty_answer
@@ -11,9 +11,9 @@ from w2c_tui.api.trace import CallContext
 from w2c_tui.engine.pacing import PacingAudit
 from w2c_tui.engine.state import RunState
 from w2c_tui.store.audit import AuditLog
-from w2c_tui.store.call_files import pack_calls
-from w2c_tui.store.jsonl import JsonlAppender
+from w2c_tui.store.call_files import pack_calls, segment_paths
 from w2c_tui.store.layout import SessionPaths
+from w2c_tui.store.trace_rollover import BackgroundPacking, RollingTrace
 
 GENERATION_ENDPOINTS = ("/chat/completions", "/completions")  # not /models or /tokenize
 
@@ -24,8 +24,9 @@ class SessionObserver:
     def __init__(self, paths: SessionPaths, state: RunState) -> None:
         self.paths = paths
         self.state = state
-        self._traces: dict[str, JsonlAppender] = {}
-        self._closed_traces: list[Path] = []  # packed by `pack_traces` once the run is over
+        self._traces: dict[str, RollingTrace] = {}
+        self._packing = BackgroundPacking()  # packs rolled-over segments while the run goes on
+        self._closed_traces: list[Path] = []  # their rest is packed by `pack_traces` once the run is over
         self.audit_logs: dict[str, AuditLog] = {}  # exp_name -> its audit log, filled by the runner
         self._target: str | None = None
         self._on_target_answer: Callable[[str, str, Any, Any], None] | None = None
@@ -54,7 +55,7 @@ class SessionObserver:
         exp_name = record.get("exp_name") or "_unattributed"
         writer = self._traces.get(exp_name)
         if writer is None:
-            writer = self._traces[exp_name] = JsonlAppender(self.paths.calls_file(exp_name))
+            writer = self._traces[exp_name] = RollingTrace(self.paths.calls_file(exp_name), self._packing)
         writer.append(record)
         self.state.usage.add_record(record)  # the same sums finalize reads back from this trace
         usage = record.get("usage") or {}
@@ -89,18 +90,29 @@ class SessionObserver:
                 details={"provider": provider, "workaround": kind, "reason": details},
             )
 
+    def finish_interrupted_packing(self, exp_names: Iterable[str]) -> None:
+        """Pack, in the background, the plain trace parts a killed launch left (segments first)."""
+        for exp_name in exp_names:
+            path = self.paths.calls_file(exp_name)
+            if segment_paths(path) or path.is_file():
+                self._packing.adopt(path)
+                if path not in self._closed_traces:
+                    self._closed_traces.append(path)  # its open file too, once this run is over
+
     def close(self) -> None:
         for writer in self._traces.values():
             writer.close()
-        self._closed_traces.extend(writer.path for writer in self._traces.values())
+        self._closed_traces.extend(w.path for w in self._traces.values() if w.path not in self._closed_traces)
         self._traces.clear()
 
     def pack_traces(self) -> None:
-        """Pack the closed traces into `.jsonl.gz` (blocking: run it in a thread). A trace that
-        cannot be packed stays readable as it is."""
+        """Pack what is left plain of the closed traces into `.jsonl.gz`, after the segments
+        packed during the run (blocking: run it in a thread). A trace that cannot be packed
+        stays readable as it is."""
+        self._packing.drain()
         while self._closed_traces:
             path = self._closed_traces.pop()
             try:
-                pack_calls(path)
-            except Exception:  # noqa: BLE001 - the plain .jsonl stays whole and readable; the next launch packs it
+                pack_calls(path, packer=self._packing.packer(path))
+            except Exception:  # noqa: BLE001 - the plain files stay whole and readable; the next launch packs them
                 pass

@@ -84,6 +84,19 @@ def planned_exp_names(settings: Settings, only: list[str] | None = None) -> tupl
     return pipelines, sweeps
 
 
+def model_identity(loaded: LoadedConfig, model: str, role: str = "model") -> tuple[str, dict[str, Any]]:
+    """(template family, endpoint) of a model: what, besides the settings, makes its sessions its own."""
+    try:
+        family = resolve_family(model, loaded.settings.models.template_family)
+    except ValueError as exc:
+        raise PlanError(f"[models] template_family: {exc}") from None
+    try:
+        endpoint = session_endpoint(loaded, model)
+    except ValueError as exc:
+        raise PlanError(f"{role} '{model}': {exc}; add a [providers.<name>] table (see config.example.toml)") from None
+    return family, endpoint
+
+
 def plan_sessions(
     loaded: LoadedConfig,
     run_key: str,
@@ -108,14 +121,7 @@ def plan_sessions(
     digest = file_sha256(path)
     plans = []
     for model in targets:
-        try:
-            family = resolve_family(model, settings.models.template_family)
-        except ValueError as exc:
-            raise PlanError(f"[models] template_family: {exc}") from None
-        try:
-            endpoint = session_endpoint(loaded, model)
-        except ValueError as exc:
-            raise PlanError(f"model '{model}': {exc}; add a [providers.<name>] table (see config.example.toml)") from None
+        family, endpoint = model_identity(loaded, model)
         fingerprint = session_fingerprint(fingerprint_payload(settings, model, digest, family, endpoint))
         plans.append(
             SessionPlan(

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
-from w2c_tui.sim.server import serve
+# The server (aiohttp) and asyncio load in run_from_args: `w2c-tui` builds this parser on every start.
 from w2c_tui.sim.settings import FAULT_KINDS, IMITATIONS, LOOPBACK_HOSTS, SimSettings
 
 BANNER = "w2c-tui sim: simulated OpenAI-compatible endpoint (answers are simulated, not a real model) at {url}"
@@ -103,6 +102,10 @@ def run_from_args(args: argparse.Namespace) -> int:
 
     def ready(url: str) -> None:
         print(BANNER.format(url=url), flush=True)
+
+    import asyncio
+
+    from w2c_tui.sim.server import serve
 
     try:
         asyncio.run(serve(settings, on_ready=ready))

@@ -300,6 +300,24 @@ def read_session(root: Path) -> SessionInfo:
         return SessionInfo(paths, None, problems=[f"unreadable: {type(exc).__name__}: {exc}"])
 
 
+class NotASession(ValueError):
+    """A folder a user named is no readable session (one line saying why)."""
+
+
+def open_session(root: Path) -> SessionInfo:
+    """`read_session` of a folder a user named on the command line: NotASession when it is
+    missing, no session, or damaged beyond reading; a session damaged in part is returned."""
+    root = Path(root)
+    if not root.is_dir():
+        raise NotASession(f"{root}: no such session folder (expected runs/<RUN_KEY>/sessions/<FINGERPRINT>)")
+    info = read_session(root)
+    if info.unreadable:
+        raise NotASession(f"{root}: damaged session: {'; '.join(info.damaged)}")
+    if info.manifest is None and not info.pipelines:
+        raise NotASession(f"{root}: not a session folder (no manifest.json and no checkpoints/)")
+    return info
+
+
 def _read_session(paths: SessionPaths) -> SessionInfo:
     problems: list[str] = []
     manifest, reason = read_document(paths.manifest)

@@ -1,19 +1,22 @@
-"""Call-trace files: plain JSONL while the run goes on, compact and gzip-packed once it is over.
+"""Call-trace files: plain JSONL while the run goes on, compact and gzip-packed as it closes.
 
 `llm_calls/<exp>.jsonl` is the open trace: the plain record per line, appended and flushed
 per attempt like every JSONL file here (the writer copies a received body verbatim, so a
-400 KB echo costs the evaluation nothing more). When the run ends, `pack_calls` rewrites those
-lines compact (`compact_calls`), each example's lines one gzip member, after the members
-already in `llm_calls/<exp>.jsonl.gz`, and removes the `.jsonl`; `zcat` reads the packed file
-whole and a reader can inflate one example alone. Readers take the `.gz` (if any) and then the
-`.jsonl` (if any), and decode each example's records in order.
+400 KB echo costs the evaluation nothing more). During a run the open file is rolled over
+(`trace_rollover`): past a size it is renamed to a closed segment `<exp>.jsonl.seg<n>` and
+packed in the background. `TracePacker` appends a closed file's lines compact
+(`compact_calls`), each example's lines one gzip member, after the members already in
+`llm_calls/<exp>.jsonl.gz`, syncs, and only then removes the plain file; `zcat` reads the
+packed file whole and a reader can inflate one example alone. Readers take the `.gz`, the
+segments in order and the `.jsonl` (each if present), and decode each example's records in order.
 
-A compact record's `cid` is a hash of the plain line it came from: if a crash leaves the
-`.jsonl` beside a `.gz` that already holds its lines, readers and the next packing skip them.
+A compact record's `cid` is a hash of the plain line it came from: if a crash leaves a
+plain file beside a `.gz` that already holds its lines, readers and the next packing skip them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
@@ -22,7 +25,7 @@ import zlib
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from w2c_tui import jsoncodec
 from w2c_tui.store.compact_calls import CID, POOL_UUIDS, CompactDecoder, CompactEncoder, decode_rows
@@ -30,6 +33,7 @@ from w2c_tui.store.jsonl import dumps
 from w2c_tui.store.line_index import add_call_stats, line_uuid
 
 PACKED_SUFFIX = ".gz"
+SEGMENT_MARK = ".seg"  # + six digits after `<exp>.jsonl`
 _CHUNK = 1 << 16
 _MEMBER_CACHE = 8
 _CID = re.compile(rb'"' + CID.encode() + rb'":"([0-9a-f]{16})"(?:,"ckept":true)?\}\s*$')  # at a record's end
@@ -46,12 +50,83 @@ def line_id(line: bytes) -> str:
     return hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=8).hexdigest()
 
 
+def segment_path(path: Path, number: int) -> Path:
+    """`<exp>.jsonl` -> `<exp>.jsonl.seg000007`: a closed part of the open trace, waiting to be packed."""
+    path = Path(path)
+    return path.with_name(f"{path.name}{SEGMENT_MARK}{number:06d}")
+
+
+def segment_paths(path: Path) -> list[Path]:
+    """The closed segments of a trace, oldest first."""
+    path = Path(path)
+    prefix = path.name + SEGMENT_MARK
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    numbers = {name: name[len(prefix) :] for name in names if name.startswith(prefix)}
+    numbered = sorted((int(number), name) for name, number in numbers.items() if number.isascii() and number.isdigit())
+    return [path.with_name(name) for _, name in numbered]
+
+
+# -- a consistent set of open files ----------------------------------------------------------
+
+@dataclass
+class _Plain:
+    """A plain file of the trace (a segment or the open file), opened."""
+
+    path: Path
+    fh: BinaryIO
+    inode: int
+
+
+def _open(path: Path) -> BinaryIO | None:
+    try:
+        return path.open("rb")
+    except FileNotFoundError:
+        return None
+
+
+def _open_files(path: Path) -> tuple[BinaryIO | None, list[_Plain]]:
+    """The `.gz`, the segments and the open file, opened so that together they hold every call.
+
+    A rollover renames the open file to a segment and a packing appends a segment to the
+    `.gz` (synced) before removing it, so opening the `.gz` first, then the open file, then
+    the segments misses nothing: a segment gone before it was listed is in the `.gz` (read
+    to its end later), and the open file renamed meanwhile is listed as a segment too (same
+    inode: read once). Only a `.gz` that appears meanwhile forces a second look.
+    """
+    packed = packed_path(path)
+    while True:
+        gz = _open(packed)
+        current = _open(path)
+        plain = []
+        for segment in segment_paths(path):
+            fh = _open(segment)
+            if fh is not None:
+                plain.append(_Plain(segment, fh, os.fstat(fh.fileno()).st_ino))
+        if current is not None:
+            inode = os.fstat(current.fileno()).st_ino
+            if any(p.inode == inode for p in plain):
+                current.close()  # renamed to a segment after it was opened: read there
+            else:
+                plain.append(_Plain(path, current, inode))
+        if gz is None and packed.exists():
+            for p in plain:
+                p.fh.close()
+            continue  # the first packing created it meanwhile: what it holds may be gone from the segments
+        return gz, plain
+
+
 # -- gzip members ----------------------------------------------------------------------------
 
-def _members(path: Path) -> Iterator[tuple[int, int, bytes]]:
+def _members(source: Path | BinaryIO) -> Iterator[tuple[int, int, bytes]]:
     """(offset, length, inflated bytes) of each gzip member of a file; stops at a damaged tail."""
-    with path.open("rb") as fh:
-        data = fh.read()
+    if isinstance(source, Path):
+        with source.open("rb") as fh:
+            data = fh.read()
+    else:
+        data = source.read()
     view = memoryview(data)
     offset = 0
     while offset < len(data):
@@ -103,23 +178,25 @@ class _Packed:
 # -- reading ---------------------------------------------------------------------------------
 
 def iter_call_lines(path: Path) -> Iterator[bytes]:
-    """Every stored line of a trace: the packed file's, then the open file's (without lines a
-    crashed packing already copied)."""
-    path = Path(path)
-    packed = packed_path(path)
-    seen = _Packed()
-    has_open = path.is_file()
-    if packed.is_file():
-        for _, _, blob in _members(packed):
-            for _, line in _lines(blob):
-                if has_open:
-                    seen.add(line)
-                yield line
-    if has_open:
-        with path.open("rb") as fh:
-            for line in fh:
+    """Every stored line of a trace: the packed file's, then the segments' and the open file's
+    (without lines a packing already copied)."""
+    gz, plain = _open_files(Path(path))
+    try:
+        seen = _Packed()
+        if gz is not None:
+            for _, _, blob in _members(gz):
+                for _, line in _lines(blob):
+                    if plain:
+                        seen.add(line)
+                    yield line
+        for part in plain:
+            for line in part.fh:
                 if not seen.holds(line):
                     yield line
+    finally:
+        for fh in [gz] + [p.fh for p in plain]:
+            if fh is not None:
+                fh.close()
 
 
 def iter_calls(path: Path, *, decode: bool = True) -> Iterator[dict[str, Any]]:
@@ -154,74 +231,122 @@ def iter_calls(path: Path, *, decode: bool = True) -> Iterator[dict[str, Any]]:
 
 # -- packing ---------------------------------------------------------------------------------
 
-def pack_calls(path: Path, *, level: int = 6) -> Path | None:
-    """Pack the open trace, compact, after the members already in `<exp>.jsonl.gz`; the open file is removed.
+def pack_calls(path: Path, *, level: int = 6, packer: "TracePacker | None" = None) -> Path | None:
+    """Pack what is left plain of a trace (its closed segments, then the open file) after the
+    members already in `<exp>.jsonl.gz`; each plain file is removed once its lines are packed.
 
-    Each example's lines of this launch become one gzip member, in the order the examples were
-    first met, so the file stays in launch order (a resumed run's calls come last). Written to
-    a temporary file, synced, then renamed over the packed file, so a crash leaves either the
-    old pair or the new packed file (plus, at worst, the open file whose lines the readers then
-    skip as already packed). Blocking (seconds for a large `mcq_logprob` trace): run it in a
-    thread. Returns the packed path, None when there is no trace.
+    Blocking (seconds for a large `mcq_logprob` trace): run it in a thread. `packer` is the one
+    that packed this trace's earlier segments in this process (it goes on from what it knows).
+    Returns the packed path, None when there is no trace.
     """
     path = Path(path)
+    packer = packer or TracePacker(path, level=level)
+    for segment in segment_paths(path):
+        packer.pack_file(segment)
+    packer.pack_file(path)
     packed = packed_path(path)
-    if not path.is_file():
-        return packed if packed.is_file() else None
-    seen = _Packed()
-    whole = 0  # bytes of whole members: a damaged tail is dropped
-    if packed.is_file():
-        for offset, length, blob in _members(packed):
-            whole = offset + length
-            for _, line in _lines(blob):
-                seen.add(line)
-    spans: dict[str, list[tuple[int, int]]] = defaultdict(list)  # dicts keep first-appearance order
-    with path.open("rb") as fh:
-        offset = 0
-        for line in fh:
-            spans[line_uuid(line) or ""].append((offset, len(line)))
-            offset += len(line)
-    tmp = packed.with_name(packed.name + ".tmp")
-    try:
-        _write_packed(path, packed, tmp, whole, spans, seen, level)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # the open file is untouched: readers and the next packing use it
-        raise
-    os.replace(tmp, packed)
-    path.unlink()
-    return packed
+    return packed if packed.is_file() else None
 
 
-def _write_packed(
-    path: Path, packed: Path, tmp: Path, whole: int, spans: dict[str, list[tuple[int, int]]], seen: _Packed, level: int
-) -> None:
-    """The earlier whole members, then one member per example of the open file, synced."""
-    encoder = CompactEncoder()
-    with tmp.open("wb") as out, path.open("rb") as src:
-        if whole:
-            with packed.open("rb") as earlier:
-                _copy(earlier, out, whole)
+class TracePacker:
+    """Appends closed plain files of one trace to its `.gz`, compact, in the order they are given.
+
+    One per trace and process, and one call at a time: the `.gz` has a single writer. Each
+    example's lines of a file become one gzip member, in the order the examples were first
+    met, so the file stays in call order (a resumed run's calls come last). The members are
+    appended in place and synced before the plain file is removed, so a kill leaves at worst
+    a damaged tail (cut off before the next append; readers stop there) and the plain file,
+    whose lines already packed readers and the next packing skip. The encoder carries over
+    from file to file, so an example whose calls straddle two segments may refer to its
+    calls in the earlier member (readers decode an example's rows in file order, across members).
+    """
+
+    def __init__(self, path: Path, *, level: int = 6) -> None:
+        self.path = Path(path)
+        self.packed = packed_path(self.path)
+        self.level = level
+        self._encoder = CompactEncoder()
+        self._seen: _Packed | None = None  # lines packed before this process: read once
+        self._whole = 0  # bytes of whole members
+
+    def _scan(self) -> _Packed:
+        seen = _Packed()
+        self._whole = 0
+        if self.packed.is_file():
+            for offset, length, blob in _members(self.packed):
+                self._whole = offset + length
+                for _, line in _lines(blob):
+                    seen.add(line)
+        self._seen = seen
+        return seen
+
+    def pack_file(self, source: Path) -> None:
+        """Append `source`'s lines (those not packed yet) to the `.gz`, sync, then remove `source`."""
+        source = Path(source)
+        if not source.is_file():
+            return
+        seen = self._seen if self._seen is not None else self._scan()
+        spans: dict[str, list[tuple[int, int]]] = defaultdict(list)  # dicts keep first-appearance order
+        with source.open("rb") as fh:
+            offset = 0
+            for line in fh:
+                spans[line_uuid(line) or ""].append((offset, len(line)))
+                offset += len(line)
+        created = not self.packed.exists()
+        fd = os.open(self.packed, os.O_RDWR | os.O_CREAT, 0o666)
+        with os.fdopen(fd, "r+b") as out, source.open("rb") as src:
+            _lock(out)  # one writer, even if a killed run's packing process is still finishing
+            if os.fstat(out.fileno()).st_size != self._whole or not source.is_file():
+                # Someone else packed meanwhile (or left a torn tail): learn what the file holds now.
+                seen = self._scan()
+                if not source.is_file():
+                    return
+            try:
+                out.truncate(self._whole)  # a tail a killed packing left half written
+                out.seek(self._whole)
+                self._write_members(out, src, spans, seen)
+                out.flush()
+                os.fsync(out.fileno())
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    out.truncate(self._whole)
+                # The encoder may remember records that were not written: start afresh, re-read the .gz.
+                self._encoder, self._seen = CompactEncoder(), None
+                raise
+            self._whole = out.tell()
+            if created:
+                _sync_folder(self.packed.parent)
+            source.unlink(missing_ok=True)  # still under the lock: no other packer sees it half done
+
+    def _write_members(self, out: BinaryIO, src: BinaryIO, spans: dict[str, list[tuple[int, int]]], seen: _Packed) -> None:
         for example in spans.values():
             lines = []
             for offset, length in example:
                 src.seek(offset)
                 line = src.read(length)
                 if line.strip() and not seen.holds(line):
-                    lines.append(_compact_line(encoder, line))
+                    lines.append(_compact_line(self._encoder, line))
             if lines:
-                out.write(gzip.compress(b"".join(lines), compresslevel=level, mtime=0))
-        out.flush()
-        os.fsync(out.fileno())
+                out.write(gzip.compress(b"".join(lines), compresslevel=self.level, mtime=0))
 
 
-def _copy(src: Any, dst: Any, n: int) -> None:
-    while n > 0:
-        chunk = src.read(min(n, 1 << 20))
-        if not chunk:
-            break
-        dst.write(chunk)
-        n -= len(chunk)
+def _lock(fh: BinaryIO) -> None:
+    """An exclusive lock on the open `.gz`, released when it is closed (POSIX; skipped elsewhere)."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
 
+
+def _sync_folder(folder: Path) -> None:
+    """Make a new file's name durable (POSIX; skipped where a folder cannot be opened)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 def _compact_line(encoder: CompactEncoder, line: bytes) -> bytes:
     """The line as a compact record; as it was when it is not a record (a torn line) or
@@ -243,6 +368,10 @@ def _compact_line(encoder: CompactEncoder, line: bytes) -> bytes:
 
 # -- the index the Trace screen reads ---------------------------------------------------------
 
+class _Stale(OSError):
+    """A plain file is not the one indexed any more."""
+
+
 @dataclass
 class _Member:
     offset: int
@@ -250,7 +379,7 @@ class _Member:
 
 
 class CallIndex:
-    """uuid -> where its call records are, in the packed and the open trace; rows come back decoded.
+    """uuid -> where its call records are, in the packed trace, its segments and open file; rows come back decoded.
 
     The packed file is inflated once to index it (member by member); opening an example then
     inflates only its member (a few tens of KB), the last few kept in memory.
@@ -264,30 +393,36 @@ class CallIndex:
         self.n_lines = 0
         self._members: list[_Member] = []
         self._packed_spans: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # member, start, length
-        self._open_spans: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self._plain: list[tuple[Path, int]] = []  # segments and open file indexed: path, inode
+        self._open_spans: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # plain file, offset, length
         self._cache: OrderedDict[int, bytes] = OrderedDict()
 
     @classmethod
     def build(cls, path: Path) -> "CallIndex":
         index = cls(path)
-        has_open = index.path.is_file()
-        seen = _Packed()
-        if index.packed.is_file():
-            for number, (offset, length, blob) in enumerate(_members(index.packed)):
-                index._members.append(_Member(offset, length))
-                for start, line in _lines(blob):
-                    if has_open:
-                        seen.add(line)
-                    index._packed_spans[line_uuid(line) or ""].append((number, start, len(line)))
-                    index._count(line)
-        if has_open:
-            with index.path.open("rb") as fh:
+        gz, plain = _open_files(index.path)
+        try:
+            seen = _Packed()
+            if gz is not None:
+                for number, (offset, length, blob) in enumerate(_members(gz)):
+                    index._members.append(_Member(offset, length))
+                    for start, line in _lines(blob):
+                        if plain:
+                            seen.add(line)
+                        index._packed_spans[line_uuid(line) or ""].append((number, start, len(line)))
+                        index._count(line)
+            for number, part in enumerate(plain):
+                index._plain.append((part.path, part.inode))
                 offset = 0
-                for line in fh:
+                for line in part.fh:
                     if not seen.holds(line):
-                        index._open_spans[line_uuid(line) or ""].append((offset, len(line)))
+                        index._open_spans[line_uuid(line) or ""].append((number, offset, len(line)))
                         index._count(line)
                     offset += len(line)
+        finally:
+            for fh in [gz] + [p.fh for p in plain]:
+                if fh is not None:
+                    fh.close()
         return index
 
     def _count(self, line: bytes) -> None:
@@ -314,19 +449,30 @@ class CallIndex:
 
     def raw_lines(self, uuid: str) -> list[bytes]:
         lines = [self._member(number)[start : start + length] for number, start, length in self._packed_spans.get(uuid, [])]
-        spans = self._open_spans.get(uuid, [])
-        if spans:
-            with self.path.open("rb") as fh:
-                for offset, length in spans:
-                    fh.seek(offset)
-                    lines.append(fh.read(length))
+        handles: dict[int, BinaryIO] = {}
+        try:
+            for number, offset, length in self._open_spans.get(uuid, []):
+                fh = handles.get(number)
+                if fh is None:
+                    path, inode = self._plain[number]
+                    fh = handles[number] = path.open("rb")
+                    if os.fstat(fh.fileno()).st_ino != inode:
+                        raise _Stale(path)  # rolled over to a segment since it was indexed
+                fh.seek(offset)
+                line = fh.read(length)
+                if uuid and line_uuid(line) != uuid:
+                    raise _Stale(self._plain[number][0])
+                lines.append(line)
+        finally:
+            for fh in handles.values():
+                fh.close()
         return lines
 
     def rows(self, uuid: str) -> list[dict[str, Any]]:
         """The example's call records in the order they were made, as exchanged."""
         try:
             lines = self.raw_lines(uuid)
-        except (OSError, zlib.error):  # packed since it was indexed (the run ended): the open file is gone
+        except (OSError, zlib.error):  # rolled over or packed since it was indexed: index again
             self.__dict__.update(CallIndex.build(self.path).__dict__)
             lines = self.raw_lines(uuid)
         found = []

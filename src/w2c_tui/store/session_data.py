@@ -10,14 +10,16 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from w2c_tui.store import kinds
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.store.jsonl import read_keyed
-from w2c_tui.store.call_files import CallIndex
-from w2c_tui.store.line_index import LineIndex
-from w2c_tui.store.session_rows import SessionRows, load_session_rows
+
+if TYPE_CHECKING:  # the readers load with the first session opened, not with the app's first frame
+    from w2c_tui.store.call_files import CallIndex
+    from w2c_tui.store.line_index import LineIndex
+    from w2c_tui.store.session_rows import SessionRows
 
 
 @dataclass
@@ -51,6 +53,8 @@ class SessionData:
 
     @classmethod
     def load(cls, root: Path | SessionInfo) -> "SessionData":
+        from w2c_tui.store.session_rows import load_session_rows
+
         return cls(load_session_rows(root))
 
     def _trace_file(self, exp_name: str, role: str) -> Path | None:
@@ -59,6 +63,8 @@ class SessionData:
         return self.info.paths.checkpoint_file(exp_name, found.file_name(exp_name)) if found else None
 
     def call_index(self, exp_name: str) -> CallIndex:
+        from w2c_tui.store.call_files import CallIndex
+
         with self._lock:
             index = self._call_indexes.get(exp_name)
             if index is None:
@@ -71,6 +77,8 @@ class SessionData:
         path = self._trace_file(exp_name, "choices")
         if path is None:
             return None
+        from w2c_tui.store.line_index import LineIndex
+
         with self._lock:
             if exp_name not in self._choice_indexes:
                 self._choice_indexes[exp_name] = LineIndex.build(path)
@@ -86,10 +94,19 @@ class SessionData:
                 self._targets[exp_name] = read_keyed(path)
             return self._targets[exp_name]
 
-    def index_all_calls(self) -> None:
-        """Warm every call index (in the background, before the user opens a trace)."""
+    def index_all_calls(self, stop: Callable[[], bool] = lambda: False) -> None:
+        """Warm every call index (in the background, before the user opens a trace); `stop`
+        is asked between pipelines (the user left the session: the rest is read on demand)."""
         for exp_name in self.rows.exp_names:
+            if stop():
+                return
             self.call_index(exp_name)
+
+    @property
+    def calls_indexed(self) -> bool:
+        """Whether every pipeline's call trace is indexed (a trace then opens without reading them)."""
+        with self._lock:
+            return all(name in self._call_indexes for name in self.rows.exp_names)
 
     def latencies_ms(self) -> list[float]:
         values: list[float] = []

@@ -2,11 +2,14 @@
 
 Metrics come from each pipeline's metrics.json (small, read at once); the per-UUID rows
 and the call-trace indexes are built in thread workers, so the screen paints at once and
-fills in.
+fills in. Only the first tab's widgets (and the Agreement panel's) are built before the
+first frame, the others when first shown; the call traces are indexed in a thread once the
+rows are painted (the Trace screen then finds them ready).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -17,7 +20,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.markup import escape
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Select, Static, TabbedContent, TabPane, TextArea
+from textual.worker import get_current_worker
 
 from w2c_tui.analysis.agreement import SessionAgreement
 from w2c_tui.labels import LABELS
@@ -49,6 +54,8 @@ from w2c_tui.tui.widgets.usage_summary import usage_markup
 from w2c_tui.tui.workspace import Workspace
 
 DEFAULT_MLFLOW_UI = "http://127.0.0.1:5000"
+TAB_TITLES = {"metrics": "Metrics", "examples": "Examples", "agreement": "Agreement", "charts": "Charts", "manifest": "Manifest"}
+EAGER_TABS = ("agreement",)
 
 
 def mlflow_link(info: SessionInfo) -> str | None:
@@ -89,6 +96,13 @@ class SessionViewScreen(Screen):
         self.start_tab = start_tab
         self._charts_drawn = False
         self._agreement_data: SessionData | None = None
+        self._agreement: SessionAgreement | None = None
+        self._link: str | None = None
+        # Tabs whose widgets are mounted: composed with the screen are the first one and the
+        # Agreement panel (filled by a worker, whatever tab is shown); the others are built
+        # when first shown (not sooner: mounting while the app quits would fail in Select).
+        self._built: set[str] = {start_tab, *EAGER_TABS}
+        self._mounting: dict[str, asyncio.Event] = {}
 
     def compose(self) -> ComposeResult:
         yield NavBar("sessions")
@@ -97,32 +111,71 @@ class SessionViewScreen(Screen):
         judge_note.display = False  # shown for sessions that use a judge (load_info)
         yield judge_note
         with TabbedContent(initial=f"tab-{self.start_tab}", id="session-tabs"):
-            with TabPane("Metrics", id="tab-metrics"):
-                with VerticalScroll(id="metrics-scroll"):
-                    yield Static(id="metrics-summary")
-                    yield Static(id="usage-summary")  # actual usage beside the launch's estimate
-                    with Horizontal(id="pipeline-picker"):
-                        yield Static("pipeline", id="pipeline-picker-label")
-                        yield Select([], id="metrics-pipeline", allow_blank=True, compact=True, prompt="–")
-                    with Horizontal(id="metrics-detail"):
-                        with Vertical(id="per-class-box", classes="box") as box:
-                            box.border_title = "Per class"
-                            yield Static(id="per-class")
-                        with Vertical(id="matrix-box", classes="box") as box:
-                            box.border_title = "Confusion"
-                            yield ConfusionMatrix(id="session-confusion")
-                    yield Static(id="metrics-extra")
-            with TabPane("Examples", id="tab-examples"):
-                yield ExampleBrowser(id="examples")
-            with TabPane("Agreement", id="tab-agreement"):
-                yield AgreementPanel(id="agreement")
-            with TabPane("Charts", id="tab-charts"):
-                with VerticalScroll(id="charts-scroll"):
-                    yield Static("[dim]charts are drawn when you open this tab[/]", id="charts-note")
-            with TabPane("Manifest", id="tab-manifest"):
-                yield Static(id="mlflow-link")
-                yield TextArea("", read_only=True, id="manifest-text", show_line_numbers=False)
+            for name, title in TAB_TITLES.items():
+                with TabPane(title, id=f"tab-{name}"):
+                    if name in self._built:
+                        yield from self._tab_widgets(name)
         yield Footer()
+
+    def _tab_widgets(self, name: str) -> list[Widget]:
+        """One tab's widgets (built when it is first needed)."""
+        if name == "metrics":
+            per_class = Vertical(Static(id="per-class"), id="per-class-box", classes="box")
+            per_class.border_title = "Per class"
+            matrix = Vertical(ConfusionMatrix(id="session-confusion"), id="matrix-box", classes="box")
+            matrix.border_title = "Confusion"
+            picker = Horizontal(
+                Static("pipeline", id="pipeline-picker-label"),
+                Select([], id="metrics-pipeline", allow_blank=True, compact=True, prompt="–"),
+                id="pipeline-picker",
+            )
+            return [
+                VerticalScroll(
+                    Static(id="metrics-summary"),
+                    Static(id="usage-summary"),  # actual usage beside the launch's estimate
+                    picker,
+                    Horizontal(per_class, matrix, id="metrics-detail"),
+                    Static(id="metrics-extra"),
+                    id="metrics-scroll",
+                )
+            ]
+        if name == "examples":
+            return [ExampleBrowser(id="examples")]
+        if name == "agreement":
+            return [AgreementPanel(id="agreement")]
+        if name == "charts":
+            return [VerticalScroll(Static("[dim]charts are drawn when you open this tab[/]", id="charts-note"), id="charts-scroll")]
+        return [
+            Static(id="mlflow-link"),
+            TextArea("", read_only=True, id="manifest-text", show_line_numbers=False),
+        ]
+
+    async def _build_tab(self, name: str) -> None:
+        """Mount a tab's widgets the first time it is needed, then show what is already read."""
+        if name in self._built:
+            return
+        mounting = self._mounting.get(name)
+        if mounting is not None:  # asked again while its widgets mount: wait for them
+            await mounting.wait()
+            return
+        self._mounting[name] = mounted = asyncio.Event()
+        await self.query_one(f"#tab-{name}", TabPane).mount_all(self._tab_widgets(name))
+        self._built.add(name)  # only now: data arriving meanwhile waits for _fill_tab
+        mounted.set()
+        self._fill_tab(name)
+
+    def _fill_tab(self, name: str) -> None:
+        """Show in a just-built tab what has been read so far."""
+        if name == "metrics" and self.info is not None:
+            self._fill_metrics(self.info)
+        elif name == "examples" and self.data is not None:
+            self.query_one(ExampleBrowser).show_rows(self.data.rows)
+        elif name == "agreement" and self._agreement is not None:
+            self.query_one(AgreementPanel).show(self._agreement)
+        elif name == "manifest" and self.info is not None:
+            self._fill_manifest(self.info)
+        elif name == "charts" and self.query_one(TabbedContent).active == "tab-charts":
+            self.draw_charts()
 
     def on_mount(self) -> None:
         self.load_info()
@@ -147,9 +200,15 @@ class SessionViewScreen(Screen):
     def load_rows(self) -> None:
         data = self.workspace.open_sessions.data(self.session_dir)
         self.app.call_from_thread(self._show_rows, data)
-        # The call traces are not read here: the Trace screen and the latency chart index
-        # them when first opened (a 150k-call session takes ~0.4 s of CPU that would slow
-        # the table's first frame). The agreement starts once the table is painted.
+        # The call traces are not read here (a 150k-call session takes ~0.4 s of CPU that would
+        # slow the table's first frame): they are indexed once the table is painted.
+
+    @background(thread=True, group="session-call-index")
+    def index_calls(self, data: SessionData) -> None:
+        """Index the call traces before the user opens a trace (a trace opened sooner waits for
+        it in its own thread). Stops between pipelines once the user has left the session."""
+        worker = get_current_worker()
+        data.index_all_calls(stop=lambda: worker.is_cancelled)
 
     @background(thread=True, group="session-agreement")
     def load_agreement(self, data: SessionData) -> None:
@@ -161,10 +220,14 @@ class SessionViewScreen(Screen):
 
     def _show_agreement(self, data: SessionData, agreement: SessionAgreement) -> None:
         self._agreement_data = data  # what the disagreeing examples' traces are read from
-        self.query_one(AgreementPanel).show(agreement)
+        self._agreement = agreement
+        if "agreement" in self._built:
+            self.query_one(AgreementPanel).show(agreement)
+        self.index_calls(data)  # not sooner: the two threads would share the GIL
 
     def _show_info(self, info: SessionInfo, link: str | None) -> None:
         self.info = info
+        self._link = link
         sim = "  [b $warning]SIMULATED[/]" if info.simulated else ""
         if info.origin == "earlier-suite":
             sim += "  [$warning]earlier suite: metrics recomputed from its checkpoints[/]"
@@ -176,6 +239,12 @@ class SessionViewScreen(Screen):
                 + "".join(f"\n[$error]damaged:[/] {escape(reason)}" for reason in info.damaged)
             )
         )
+        if "metrics" in self._built:
+            self._fill_metrics(info)
+        if "manifest" in self._built:
+            self._fill_manifest(info)
+
+    def _fill_metrics(self, info: SessionInfo) -> None:
         rows = summary_rows(info.summary_pipelines(), short=self.size.width < 100)
         self.query_one("#metrics-summary", Static).update(
             Content.from_markup(
@@ -191,6 +260,9 @@ class SessionViewScreen(Screen):
         select.set_options([(p.exp_name, p.exp_name) for p in info.pipelines])
         if info.pipelines:
             select.value = info.pipelines[0].exp_name
+
+    def _fill_manifest(self, info: SessionInfo) -> None:
+        link = self._link
         self.query_one("#mlflow-link", Static).update(
             Content.from_markup(
                 f"MLflow: [b]{escape(link)}[/b]  [dim](w2c-tui mlflow-ui serves it)[/]"
@@ -203,13 +275,17 @@ class SessionViewScreen(Screen):
 
     def _show_rows(self, data: SessionData) -> None:
         self.data = data
-        self.query_one(ExampleBrowser).show_rows(data.rows)
-        self.call_after_refresh(self.load_agreement, data)  # after the table's frame: it competes for the GIL
+        if "examples" in self._built:
+            self.query_one(ExampleBrowser).show_rows(data.rows)
+        # After the first tab's frame with the rows (it competes for the GIL): the agreement,
+        # then the call-trace index (started when the agreement is shown).
+        self.call_after_refresh(self.load_agreement, data)
         if self.query_one(TabbedContent).active == "tab-charts":
             self.draw_charts()
-        select = self.query_one("#metrics-pipeline", Select)
-        if select.value is not Select.NULL:
-            self._show_pipeline(str(select.value))  # the audit summary is known now
+        if "metrics" in self._built:
+            select = self.query_one("#metrics-pipeline", Select)
+            if select.value is not Select.NULL:
+                self._show_pipeline(str(select.value))  # the audit summary is known now
 
     # -- metrics detail ----------------------------------------------------------------
     @on(Select.Changed, "#metrics-pipeline")
@@ -219,7 +295,7 @@ class SessionViewScreen(Screen):
         self._show_pipeline(str(event.value))
 
     def _show_pipeline(self, exp_name: str) -> None:
-        if self.info is None:
+        if self.info is None or "metrics" not in self._built:
             return
         pipeline = next((p for p in self.info.pipelines if p.exp_name == exp_name), None)
         if pipeline is None:
@@ -241,6 +317,8 @@ class SessionViewScreen(Screen):
         self.query_one("#metrics-extra", Static).update(Content.from_markup("\n".join(p for p in parts if p)))
 
     def action_next_pipeline(self) -> None:
+        if "metrics" not in self._built:
+            return
         select = self.query_one("#metrics-pipeline", Select)
         if self.info is None or not self.info.pipelines:
             return
@@ -250,12 +328,14 @@ class SessionViewScreen(Screen):
 
     # -- charts ------------------------------------------------------------------------
     @on(TabbedContent.TabActivated, "#session-tabs")
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == "tab-charts":
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        name = str(event.pane.id).removeprefix("tab-")
+        await self._build_tab(name)  # a tab clicked before it was built
+        if name == "charts":
             self.draw_charts()
 
     def draw_charts(self) -> None:
-        if self._charts_drawn or self.info is None or self.data is None:
+        if self._charts_drawn or self.info is None or self.data is None or "charts" not in self._built:
             return
         self._charts_drawn = True
         from w2c_tui.tui.widgets.charts import BarChart, Histogram
@@ -290,13 +370,14 @@ class SessionViewScreen(Screen):
         chart.show(f"latency of {len(values):,} API calls", {"seconds": values}, bins=30, xlabel="seconds")
 
     # -- navigation --------------------------------------------------------------------
-    def action_tab(self, name: str) -> None:
+    async def action_tab(self, name: str) -> None:
+        await self._build_tab(name)
         self.query_one(TabbedContent).active = f"tab-{name}"
         if name == "examples":
             self.query_one("#example-rows").focus()
 
-    def action_search(self) -> None:
-        self.action_tab("examples")
+    async def action_search(self) -> None:
+        await self.action_tab("examples")
         self.query_one(ExampleBrowser).focus_search()
 
     def action_toggle_filter(self, checkbox_id: str) -> None:

@@ -285,7 +285,8 @@ class Launch:
             await client.aclose()
             observer.close()
         state.phase = "packing"  # closed traces -> .jsonl.gz (seconds for mcq_logprob), before MLflow copies them
-        await asyncio.to_thread(observer.pack_traces)
+        for problem in await asyncio.to_thread(observer.pack_traces):
+            self.notify(f"call traces left unpacked ({problem}); they stay readable, and the next launch packs them")
         if settings.mlflow.enabled:
             state.phase = "tracking"
             state.mlflow_ids = await asyncio.to_thread(

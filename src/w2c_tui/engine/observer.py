@@ -105,14 +105,16 @@ class SessionObserver:
         self._closed_traces.extend(w.path for w in self._traces.values() if w.path not in self._closed_traces)
         self._traces.clear()
 
-    def pack_traces(self) -> None:
+    def pack_traces(self) -> list[str]:
         """Pack what is left plain of the closed traces into `.jsonl.gz`, after the segments
         packed during the run (blocking: run it in a thread). A trace that cannot be packed
-        stays readable as it is."""
+        stays readable as it is; what went wrong is returned, one line a file."""
         self._packing.drain()
+        problems = list(self._packing.errors)
         while self._closed_traces:
             path = self._closed_traces.pop()
             try:
                 pack_calls(path, packer=self._packing.packer(path))
-            except Exception:  # noqa: BLE001 - the plain files stay whole and readable; the next launch packs them
-                pass
+            except Exception as exc:  # noqa: BLE001 - the plain files stay whole and readable; the next launch packs them
+                problems.append(f"{path.name}: {exc}")
+        return problems

@@ -17,7 +17,8 @@ FAULT_KINDS: tuple[str, ...] = (
     "empty_choices",  # 200 with "choices": []
 )
 
-DEFAULT_MODELS: tuple[str, ...] = ("llama-3.3-70b-instruct", "qwen2.5-7b-instruct", "gpt-oss-120b", "sim-small")
+# The demo's target and judge (config defaults) are listed, so the model-list check passes.
+DEFAULT_MODELS: tuple[str, ...] = ("llama-3.3-70b-instruct", "qwen2.5-7b-instruct", "gpt-oss-120b", "sim-small", "sim-judge")
 
 # Faults are injected into the model endpoints only, so probes and tokenisation stay reliable.
 DEFAULT_FAULT_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions")

@@ -194,7 +194,7 @@ class W2cApp(App[int]):
         except LaunchError as exc:
             self.notify(str(exc), title="Cannot launch", severity="error", timeout=10)
             return
-        launch.notify = lambda message: self.notify(message, title="Pipeline refused", severity="warning", timeout=20)
+        launch.notify = lambda message: self.notify(message, title="Launch", severity="warning", timeout=20)
         record = LaunchRecord.of(len(workspace.launches) + 1, launch)
         workspace.launches.append(record)
         self.running_launches += 1

@@ -17,6 +17,15 @@ class OpenSession(Message):
 
 
 @dataclass
+class OpenTrace(Message):
+    """Open one example's calls in the Trace screen, with the examples n/p steps through."""
+
+    uuid: str
+    uuids: list[str]
+    title: str = ""  # what the list is ("disagreement"), for the Trace screen's header
+
+
+@dataclass
 class OpenCompare(Message):
     """Compare two sessions; None keeps that side as it is."""
 

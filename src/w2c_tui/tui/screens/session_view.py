@@ -34,6 +34,7 @@ from w2c_tui.tui.background import background
 from w2c_tui.tui.endpoint_info import endpoint_markup
 from w2c_tui.tui.export_note import exported_message
 from w2c_tui.tui.judge_note import judge_figures_markup, judge_note_markup, session_judge_note
+from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.widgets.agreement_panel import AgreementPanel
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.example_browser import ExampleBrowser
@@ -397,22 +398,15 @@ class SessionViewScreen(Screen):
             return
         self.app.pop_screen()
 
-    @on(ExampleBrowser.OpenTrace)
-    def _open_trace(self, event: ExampleBrowser.OpenTrace) -> None:
-        if self.data is None:
-            return
-        from w2c_tui.tui.screens.trace import TraceScreen
-
-        self.app.push_screen(TraceScreen(self.data, event.uuid, event.uuids))
-
-    @on(AgreementPanel.OpenTrace)
-    def _open_disagreement(self, event: AgreementPanel.OpenTrace) -> None:
+    @on(OpenTrace)
+    def _open_trace(self, event: OpenTrace) -> None:
+        event.stop()
         data = self.data or self._agreement_data
         if data is None:
             return
         from w2c_tui.tui.screens.trace import TraceScreen
 
-        self.app.push_screen(TraceScreen(data, event.uuid, event.uuids, title="disagreement"))
+        self.app.push_screen(TraceScreen(data, event.uuid, event.uuids, title=event.title))
 
     # -- export ------------------------------------------------------------------------
     def action_export(self) -> None:

@@ -26,7 +26,7 @@ from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.messages import OpenCompare, OpenSession
 from w2c_tui.metrics.compute import coverage
-from w2c_tui.tui.widgets.metric_table import SUMMARY_LEGEND, render_rows, summary_rows
+from w2c_tui.tui.widgets.metric_table import NARROW_LEGEND, SUMMARY_LEGEND, render_rows, summary_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.workspace import Workspace
 
@@ -77,7 +77,7 @@ def session_line(info: SessionInfo, marked: bool = False) -> str:
     )
 
 
-def session_summary(info: SessionInfo, *, short: bool = False) -> str:
+def session_summary(info: SessionInfo, *, short: bool = False, narrow: bool = False) -> str:
     manifest = info.manifest or {}
     created = info.created_at[:16].replace("T", " ") if info.created_at else "–"
     lines = [
@@ -96,8 +96,10 @@ def session_summary(info: SessionInfo, *, short: bool = False) -> str:
     lines.append("")
     if info.pipelines:
         rows = summary_rows(info.summary_pipelines(), short=short)
+        if narrow:
+            rows = [row[:-1] for row in rows]
         lines.append(render_rows(rows))
-        lines.append(SUMMARY_LEGEND)
+        lines.append(NARROW_LEGEND if narrow else SUMMARY_LEGEND)
     else:
         lines.append("[dim]no pipeline folders yet[/]")
     lines.append("")
@@ -195,8 +197,9 @@ class SessionsScreen(Screen):
             self._summarise(node.data)
 
     def _summarise(self, info: SessionInfo) -> None:
-        short = self.query_one("#session-summary-box").size.width < 72
-        self.query_one("#session-summary", Static).update(Content.from_markup(session_summary(info, short=short)))
+        width = self.query_one("#session-summary-box").size.width
+        summary = session_summary(info, short=width < 72, narrow=width < 52)
+        self.query_one("#session-summary", Static).update(Content.from_markup(summary))
 
     @on(Tree.NodeHighlighted, "#sessions-tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:

@@ -46,7 +46,7 @@ VALIDATE_DELAY = 0.2
 EMBEDDED_NOTICE = (
     "[b $warning]Simulated endpoint[/]: {why}, so launches use the built-in pseudo-model (no network, no key). "
     "Real provider: [b]cp config.example.toml config.toml[/], [b]TOKEN_<NAME>=…[/] in [b].env[/] "
-    "— or [b]a[/] add one here, [b]ctrl+s[/] save."
+    "— or press [b]a[/] to add one here and [b]ctrl+s[/] to save."
 )
 
 

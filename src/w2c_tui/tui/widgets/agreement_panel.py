@@ -11,11 +11,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Label, Select, Static
 
 from w2c_tui.analysis.agreement import PairAgreement, SessionAgreement
 from w2c_tui.tui.formatting import label, number, short_exp
+from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.widgets.metric_table import render_rows
 from w2c_tui.tui.widgets.row_list import Column, RowList
 
@@ -40,12 +40,6 @@ class AgreementPanel(Vertical):
     AgreementPanel #agreement-picker Select { width: 40; }
     AgreementPanel #agreement-count { padding: 0 2; }
     """
-
-    class OpenTrace(Message):
-        def __init__(self, uuid: str, uuids: list[str]) -> None:
-            super().__init__()
-            self.uuid = uuid
-            self.uuids = uuids
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -112,4 +106,4 @@ class AgreementPanel(Vertical):
     def _open(self, event: RowList.Selected) -> None:
         event.stop()
         if event.key is not None:
-            self.post_message(self.OpenTrace(str(event.key), list(self.shown)))
+            self.post_message(OpenTrace(str(event.key), list(self.shown), title="disagreement"))

@@ -15,8 +15,9 @@ from textual.message import Message
 from textual.widgets import Checkbox, Input, Label, Select
 
 from w2c_tui.labels import LABELS
-from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.store.session_rows import ExampleRow, SessionRows
+from w2c_tui.tui.formatting import label, short_exp, short_uuid
+from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.widgets.lazy_rows import LazyRows
 from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 
@@ -89,12 +90,6 @@ class ExampleBrowser(Vertical):
     ExampleBrowser #example-search { width: 1fr; min-width: 12; }
     ExampleBrowser #example-status { height: 1; color: $text-muted; padding: 0 1; }
     """
-
-    class OpenTrace(Message):
-        def __init__(self, uuid: str, uuids: list[str]) -> None:
-            super().__init__()
-            self.uuid = uuid
-            self.uuids = uuids
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -180,7 +175,7 @@ class ExampleBrowser(Vertical):
     def _open(self, event: RowList.Selected) -> None:
         event.stop()
         if event.key is not None:
-            self.post_message(self.OpenTrace(str(event.key), [r.uuid for r in self.shown]))
+            self.post_message(OpenTrace(str(event.key), [r.uuid for r in self.shown]))
 
     def focus_search(self) -> None:
         self.query_one("#example-search", Input).focus()

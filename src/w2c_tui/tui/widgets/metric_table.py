@@ -14,6 +14,8 @@ from w2c_tui.tui.formatting import NONE, STATUS_COLOUR, label, ratio, short_exp
 SUMMARY_LEGEND = (
     "[dim]F1 = macro_f1 · F1₄ = macro_f1_4 (all four labels) · F1-dir = macro_f1_no_direct (without direct)[/]"
 )
+# A panel too narrow for the F1-dir column leaves it to the session view.
+NARROW_LEGEND = "[dim]F1 = macro_f1 · F1₄ = macro_f1_4 (all four labels); F1-dir in the session view[/]"
 
 
 def obtained_text(metrics: dict[str, Any] | None) -> str:

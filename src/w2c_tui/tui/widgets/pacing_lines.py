@@ -18,6 +18,6 @@ def describe_pacing(snap: dict[str, Any]) -> list[str]:
         requests = p.get("requests") or 0
         waited = (p.get("slot_wait_seconds") or 0.0) + (p.get("budget_wait_seconds") or 0.0)
         wait = f"wait {waited / requests:.2f} s/req" if requests else "wait –"
-        lines.append(f"{escape(provider)} limit [b]{p.get('limit')}[/b]/{p.get('ceiling')} {span}  {refused}")
-        lines.append(f"  in flight {p.get('in_flight', 0)} · queued {p.get('waiting', 0)} · {wait}")
+        lines.append(f"{escape(provider)} limit [b]{p.get('limit')}[/b]/{p.get('ceiling')} {span}")
+        lines.append(f"  {refused} · queued {p.get('waiting', 0)} · {wait}")
     return lines

@@ -26,13 +26,6 @@ def describe_usage(usage: dict[str, Any] | None, prices: Mapping[str, Price] | N
         f"completion tokens · {total.get('requests', 0):,} requests"
     ]
     by_model = (usage or {}).get("by_model") or {}
-    if len(by_model) > 1:
-        parts.append(
-            "  ".join(
-                f"{escape(str(d.get('role', '?')))} {count(d.get('prompt_tokens'))}+{count(d.get('completion_tokens'))}"
-                for d in by_model.values()
-            )
-        )
     unknown = total.get("requests_without_usage") or 0
     if unknown:
         parts.append(f"[$warning]{unknown:,} without usage[/]")
@@ -42,7 +35,13 @@ def describe_usage(usage: dict[str, Any] | None, prices: Mapping[str, Price] | N
         if cost is not None:
             at_least = cost["lower_bound"] or cost["unpriced_models"]
             parts.append(f"cost {'≥ ' if at_least else ''}[b]{money(cost['total'])}[/b]")
-    return " · ".join(parts)
+    line = " · ".join(parts)
+    if len(by_model) > 1:  # on a line of its own: the Monitor is 80 columns at the narrowest
+        line += "\n  " + "  ".join(
+            f"{escape(str(d.get('role', '?')))} {count(d.get('prompt_tokens'))}+{count(d.get('completion_tokens'))}"
+            for d in by_model.values()
+        )
+    return line
 
 
 class UsageLine(Static):

@@ -484,7 +484,7 @@ def test_the_next_launch_packs_the_segments_a_killed_run_left(sim, tmp_path, mon
     monkeypatch.setattr(trace_rollover, "ROLL_BYTES", 64_000)
     with monkeypatch.context() as killed:  # the run dies before its packing got to anything
         killed.setattr(BackgroundPacking, "submit", _NoPacking.submit)
-        killed.setattr(observer_module.SessionObserver, "pack_traces", lambda self: None)
+        killed.setattr(observer_module.SessionObserver, "pack_traces", lambda self: [])
         config = write_config(tmp_path, sim.base_url, "[data]\nn_per_label = 1\n[mlflow]\nenabled = false\n")
         [outcome] = asyncio.run(Launch(load_config(config, environ={}), run_key="killed", only=["mcq_logprob"]).run())
     trace = outcome.plan.paths.calls_file("mcq_logprob")

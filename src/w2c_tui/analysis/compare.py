@@ -3,7 +3,7 @@
 For `w2c-tui compare` and the TUI Compare screen (which only display what this returns).
 Sessions are read as `SessionRows` (store/session_rows.py); the numbers come from
 `metrics/paired.py` and `metrics/classification.py`. Differences are B − A, where A is the
-earlier session in the order given.
+session named first and B the one named second.
 
 Which examples are compared (docs/metrics.md, "Comparing sessions"): an example counts as
 answered by a pipeline when it has a row in that pipeline's primary checkpoint, as in

@@ -50,7 +50,7 @@ def comparison_lines(comparison) -> list[str]:
         tags = ("  [SIMULATED]" if ref.simulated else "") + (f"  [damaged: {ref.damaged[0]}]" if ref.damaged else "")
         lines.append(f"{ref.name}  {ref.target_model}  {ref.run_key}/{ref.fingerprint}  {ref.root}{tags}")
     lines.append(
-        f"Δ = {SIGN}: the later session minus the earlier one (positive: the later one scores higher). "
+        f"Δ = {SIGN}: the session named second minus the one named first (positive: B scores higher). "
         f"95% paired bootstrap intervals, {comparison.n_resamples:,} resamples, seed {comparison.seed}; exact McNemar p."
     )
     lines.append(f"Compared: {COMPARED_EXAMPLES}.")

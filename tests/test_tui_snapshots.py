@@ -19,6 +19,8 @@ from w2c_tui.tui.launches import MonitoredSession
 from w2c_tui.testing.synthetic_session import write_session
 
 SIZE = (100, 30)
+# Every screen also at 80x24, the smallest terminal we support (nothing cut, the footer whole).
+SIZES = pytest.mark.parametrize("size", [(100, 30), (80, 24)], ids=["100x30", "80x24"])
 
 
 class FrozenState:
@@ -90,31 +92,34 @@ async def settle(pilot, condition, timeout: float = 10.0) -> None:
     await pilot.wait_for_scheduled_animations()
 
 
-def test_setup_screen(snap_compare, tmp_path, monkeypatch):
+@SIZES
+def test_setup_screen(snap_compare, size, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RUN_KEY", raising=False)
 
     async def ready(pilot):
         await settle(pilot, lambda: getattr(pilot.app.screen, "_n_examples", None) is not None)
 
-    assert snap_compare(W2cApp(None), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(W2cApp(None), terminal_size=size, run_before=ready)
 
 
-def test_monitor_screen(snap_compare, workdir):
+@SIZES
+def test_monitor_screen(snap_compare, size, workdir):
     app = make_app(workdir, start_mode="monitor")
     app.workspace.extra_monitored.append(MonitoredSession("demo", "2026-11 llama sweep / 3f9a1c0d2b7e4a55 · llama-3.3-70b-instruct", "", FrozenState()))
 
     async def ready(pilot):
         await settle(pilot, lambda: pilot.app.screen.current_panel() is not None)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=ready)
+    assert snap_compare(app, terminal_size=size, run_before=ready)
 
 
-def test_sessions_screen(snap_compare, workdir):
+@SIZES
+def test_sessions_screen(snap_compare, size, workdir):
     async def ready(pilot):
         await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
 
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(make_app(workdir), terminal_size=size, run_before=ready)
 
 
 def open_first_session(kind: str):
@@ -132,19 +137,23 @@ def open_first_session(kind: str):
     return ready
 
 
-def test_session_metrics(snap_compare, workdir):
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=open_first_session("metrics"))
+@SIZES
+def test_session_metrics(snap_compare, size, workdir):
+    assert snap_compare(make_app(workdir), terminal_size=size, run_before=open_first_session("metrics"))
 
 
-def test_session_examples(snap_compare, workdir):
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=open_first_session("examples"))
+@SIZES
+def test_session_examples(snap_compare, size, workdir):
+    assert snap_compare(make_app(workdir), terminal_size=size, run_before=open_first_session("examples"))
 
 
-def test_trace_screen(snap_compare, workdir):
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=open_first_session("trace"))
+@SIZES
+def test_trace_screen(snap_compare, size, workdir):
+    assert snap_compare(make_app(workdir), terminal_size=size, run_before=open_first_session("trace"))
 
 
-def test_compare_screen(snap_compare, workdir):
+@SIZES
+def test_compare_screen(snap_compare, size, workdir):
     sessions = sorted(str(p) for p in (workdir / "runs" / "synthetic" / "sessions").iterdir())
 
     async def ready(pilot):
@@ -152,7 +161,7 @@ def test_compare_screen(snap_compare, workdir):
         pilot.app.screen.choose(sessions[0], sessions[1])
         await settle(pilot, lambda: pilot.app.screen.data_b is not None)
 
-    assert snap_compare(make_app(workdir, start_mode="compare"), terminal_size=SIZE, run_before=ready)
+    assert snap_compare(make_app(workdir, start_mode="compare"), terminal_size=size, run_before=ready)
 
 
 def test_usage_widgets(snap_compare):

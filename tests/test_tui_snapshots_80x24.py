@@ -1,7 +1,6 @@
-"""Every screen at 80x24, the smallest terminal we support: nothing cut, the footer whole.
-
-Same synthetic sessions and frozen Monitor snapshot as tests/test_tui_snapshots.py (100x30),
-plus the dialogs that guard against lost work and the Monitor with three launches.
+"""At 80x24, the smallest terminal we support: the dialogs that guard against lost work, the
+provider editor, help and the Monitor with three launches (the tab screens are at 80x24 in
+tests/test_tui_snapshots.py).
 Update after an intended change with: pytest tests/test_tui_snapshots_80x24.py --snapshot-update
 """
 
@@ -9,24 +8,11 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
-from test_tui_snapshots import FrozenState, make_app, open_first_session, settle
-from w2c_tui.testing.synthetic_session import write_session
+from test_tui_snapshots import FrozenState, make_app, settle, workdir  # noqa: F401 - workdir is a fixture
 from w2c_tui.tui.app import W2cApp
 from w2c_tui.tui.launches import MonitoredSession
 
 SIZE = (80, 24)
-
-
-@pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("RUN_KEY", raising=False)
-    workdir = tmp_path / "workdir"
-    write_session(workdir, n_examples=24, stability_k=5, calls_total=300, mlflow=True)
-    write_session(workdir, fingerprint="7ac2e9a10b5e0002", target_model="qwen3-32b", n_examples=24, seed=2, skill=0.55)
-    return workdir
 
 
 class FinishedState(FrozenState):
@@ -48,10 +34,6 @@ def setup_app(tmp_path, monkeypatch) -> W2cApp:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RUN_KEY", raising=False)
     return W2cApp(None)
-
-
-def test_setup_80x24(snap_compare, tmp_path, monkeypatch):
-    assert snap_compare(setup_app(tmp_path, monkeypatch), terminal_size=SIZE, run_before=setup_ready)
 
 
 def test_provider_editor_80x24(snap_compare, tmp_path, monkeypatch):
@@ -123,13 +105,6 @@ def test_monitor_three_launches_120x40(snap_compare, workdir):
     assert snap_compare(app, terminal_size=(120, 40), run_before=ready)
 
 
-def test_sessions_80x24(snap_compare, workdir):
-    async def ready(pilot):
-        await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
-
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=ready)
-
-
 def test_delete_session_prompt_80x24(snap_compare, workdir):
     async def ready(pilot):
         await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
@@ -137,26 +112,3 @@ def test_delete_session_prompt_80x24(snap_compare, workdir):
         await settle(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmScreen")
 
     assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=ready)
-
-
-def test_session_metrics_80x24(snap_compare, workdir):
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=open_first_session("metrics"))
-
-
-def test_session_examples_80x24(snap_compare, workdir):
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=open_first_session("examples"))
-
-
-def test_trace_80x24(snap_compare, workdir):
-    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=open_first_session("trace"))
-
-
-def test_compare_80x24(snap_compare, workdir):
-    sessions = sorted(str(p) for p in (workdir / "runs" / "synthetic" / "sessions").iterdir())
-
-    async def ready(pilot):
-        await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
-        pilot.app.screen.choose(sessions[0], sessions[1])
-        await settle(pilot, lambda: pilot.app.screen.data_b is not None)
-
-    assert snap_compare(make_app(workdir, start_mode="compare"), terminal_size=SIZE, run_before=ready)

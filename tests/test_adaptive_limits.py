@@ -312,7 +312,7 @@ def test_a_launch_against_the_capacity_sim_records_its_pacing(make_sim, tmp_path
     changed = next(e for e in events if e["fallback_type"] == "concurrency_limit_changed")
     assert changed["details"]["to"] < changed["details"]["from"] and changed["details"]["reason"] == "overload"
     text = describe_requests(snap)
-    assert f"sim limit [b]{pacing['limit']}[/b]/24 adaptive" in text
+    assert f"sim limit [b]{pacing['limit']}[/b]/24 (" in text
 
 
 # The audit and the Monitor
@@ -368,8 +368,8 @@ def test_monitor_shows_the_live_limit_of_each_provider():
         },
     }
     text = describe_requests(snap)
-    assert "jrc limit [b]12[/b]/128 adaptive 8–17\n  [$warning]429s 3[/] · queued 116 · wait 0.80 s/req" in text
-    assert "local limit [b]4[/b]/4 fixed\n  429s 0 · queued 0 · wait –" in text
+    assert "jrc limit [b]12[/b]/128 (8–17) [$warning]429s 3[/]\n  queued 116 · wait 0.80 s/req" in text
+    assert "local limit [b]4[/b]/4 (fixed) 429s 0\n  queued 0 · wait –" in text
 
 
 def test_config_checks_the_pacing_keys(tmp_path):
@@ -416,7 +416,7 @@ async def test_the_monitor_shows_the_live_limit_during_a_run_against_the_capacit
                 return str(app.screen.current_panel().query_one(RequestStats).render())
 
             # The first round is 6 at once against 3 places: refused, so the limit shrinks.
-            live = re.compile(r"cap limit (\d+)/32 adaptive (\d+)–6\n  429s (\d+)")
+            live = re.compile(r"cap limit (\d+)/32 \((\d+)–6\) 429s (\d+)")
             while not (found := live.search(shown())) or int(found.group(2)) >= 6:
                 assert asyncio.get_running_loop().time() < deadline, shown()
                 await pilot.pause(0.1)

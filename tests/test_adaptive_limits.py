@@ -33,21 +33,53 @@ async def take(limiter: AdaptiveConcurrency, n: int) -> list[int]:
     return [await limiter.acquire() for _ in range(n)]
 
 
+def refuse(limiter: AdaptiveConcurrency, tickets: list[int]):
+    """Sustained refusals: four 429s in a row; the change the fourth one caused."""
+    assert len(tickets) == 4
+    assert [limiter.release(t, OVERLOAD) for t in tickets[:3]] == [None, None, None]
+    return limiter.release(tickets[3], OVERLOAD)
+
+
 # The limiter
 
 
 async def test_overloads_of_one_round_shrink_the_limit_once():
     limiter = AdaptiveConcurrency(ceiling=64, initial=32, clock=Clock())
     tickets = await take(limiter, 32)
-    change = limiter.release(tickets[0], OVERLOAD)
+    change = refuse(limiter, tickets[:4])
     assert (change.old, change.new, change.reason) == (32, 16, "overload")
-    # Thirty more refusals of requests sent before the decrease: nothing new, no change.
-    assert all(limiter.release(t, OVERLOAD) is None for t in tickets[1:31])
+    # More refusals of requests sent before the decrease: nothing new, no change.
+    assert all(limiter.release(t, OVERLOAD) is None for t in tickets[4:31])
     assert limiter.limit == 16 and limiter.overloads == 31 and limiter.decreases == 1
-    # A request started after the decrease that is refused again: the next round, halved again.
+    # Requests started after the decrease that are refused again: the next round, halved again.
     limiter.release(tickets[31], OK)
-    late = await limiter.acquire()
-    assert limiter.release(late, OVERLOAD).new == 8
+    late = await take(limiter, 4)
+    assert refuse(limiter, late).new == 8
+
+
+async def test_a_lone_refusal_timeouts_and_drops_change_nothing():
+    limiter = AdaptiveConcurrency(ceiling=16, initial=16)
+    for _ in range(200):  # every fourth answer a failure that says nothing about capacity
+        limiter.release(await limiter.acquire(), NEUTRAL)
+        for _ in range(3):
+            limiter.release(await limiter.acquire(), OK)
+    tickets = await take(limiter, 16)
+    assert limiter.release(tickets[0], OVERLOAD) is None  # one 429 among successes: noise
+    assert all(limiter.release(t, OK) is None for t in tickets[1:8])
+    assert limiter.release(tickets[8], OVERLOAD) is None
+    assert limiter.limit == 16 and limiter.decreases == 0 and limiter.overloads == 2
+
+
+async def test_random_refusals_at_a_twenty_percent_fault_rate_never_shrink_the_limit():
+    import random
+
+    rng = random.Random(7)
+    limiter = AdaptiveConcurrency(ceiling=16, initial=16)
+    for _ in range(250):  # a run's worth of rounds at full concurrency, 8% of answers 429 or 503
+        tickets = await take(limiter, 16)
+        for t in tickets:
+            limiter.release(t, OVERLOAD if rng.random() < 0.08 else OK)
+    assert limiter.overloads > 250 and limiter.decreases == 0 and limiter.limit == 16
 
 
 async def test_the_limit_never_falls_below_the_floor():
@@ -84,12 +116,12 @@ async def test_after_a_decrease_it_grows_back_quickly_then_probes_slowly():
     tickets = await take(limiter, 20)
     extra = [asyncio.ensure_future(limiter.acquire()) for _ in range(40)]  # a full queue
     await asyncio.sleep(0)
-    limiter.release(tickets[0], OVERLOAD)  # 20 -> 10, quick target 18
+    refuse(limiter, tickets[:4])  # 20 -> 10, quick target 18
     assert limiter.limit == 10
-    for ticket in tickets[1:9]:  # the requests in flight succeed: one step per success
+    for ticket in tickets[4:12]:  # the requests in flight succeed: one step per success
         limiter.release(ticket, OK)
     assert limiter.limit == 18
-    for ticket in tickets[9:]:  # then one step per 4 * 18 successes
+    for ticket in tickets[12:]:  # then one step per 8 * 18 successes
         limiter.release(ticket, OK)
     assert limiter.limit == 18
     for future in extra:
@@ -101,15 +133,15 @@ async def test_refused_again_below_the_quick_target_grows_back_one_step_per_wind
     tickets = await take(limiter, 24)
     queued = [asyncio.ensure_future(limiter.acquire()) for _ in range(40)]
     await asyncio.sleep(0)
-    limiter.release(tickets[0], OVERLOAD)  # 24 -> 12, quick target 21
-    for ticket in tickets[1:10]:
+    refuse(limiter, tickets[:4])  # 24 -> 12, quick target 21
+    for ticket in tickets[4:13]:
         limiter.release(ticket, OK)
     assert limiter.limit == 21
     await asyncio.sleep(0)
-    late = next(f.result() for f in queued if f.done())
-    limiter.release(late, OVERLOAD)  # refused at the quick target: it was too high
+    late = [f.result() for f in queued if f.done()][:4]
+    refuse(limiter, late)  # refused at the quick target: it was too high
     assert limiter.limit == 10
-    for ticket in tickets[10:20]:
+    for ticket in tickets[13:23]:
         limiter.release(ticket, OK)
     assert limiter.limit == 10  # no quick growth this time
     for future in queued:

@@ -214,7 +214,8 @@ def test_export_out_writes_whole_files_and_replaces(synthetic, tmp_path, capsys)
     out = tmp_path / "tables" / "t.tex"
     code, printed, _ = run_cli(capsys, "export", str(synthetic), "--format", "latex", "--out", str(out))
     assert code == 0 and printed.strip() == str(out) and out.read_text().startswith("% ")
-    code, _, _ = run_cli(capsys, "export", str(synthetic), str(synthetic), "--format", "latex", "--out", str(out))
+    other = write_session(synthetic.parent.parent.parent.parent, fingerprint="5e55a0c0ffee0002", seed=2).root
+    code, _, _ = run_cli(capsys, "export", str(synthetic), str(other), "--format", "latex", "--out", str(out))
     assert code == 0 and out.read_text().count(r"llm\_judge") == 2  # replaced, two sessions
     assert [p.name for p in out.parent.iterdir()] == ["t.tex"]  # no temporary file left
 

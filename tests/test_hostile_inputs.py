@@ -67,6 +67,21 @@ ENDINGS: dict[str, tuple[int, str]] = {
     "models_other": (0, "provider 'bad' does not list model 'stub' (GET /models lists another-model); going on"),
     "models_not_list": (0, "does not list model 'stub'"),
     "models_slow": (0, ""),
+    # Issue 26: values that cannot be true. Here only mcq runs (chat answers through the sim);
+    # tests/test_hostile_values.py runs each where it bites (mcq_logprob, usage, the judge).
+    "logprob_positive": (0, ""),
+    "logprob_true": (0, ""),
+    "logprob_infinity": (0, ""),
+    "logprob_nan_scoring": (0, ""),
+    "logprob_null_scoring": (0, ""),
+    "logprob_inf_pair_scoring": (0, ""),
+    "logprob_huge_int_scoring": (0, ""),
+    "usage_negative": (0, "3 mcq answer(s) reported token counts that cannot be true (the first: prompt_tokens -5)"),
+    "usage_fraction": (0, "(the first: prompt_tokens 12.5)"),
+    "usage_string": (0, "(the first: prompt_tokens '12')"),
+    "usage_nan": (0, "(the first: prompt_tokens 'NaN')"),
+    "usage_huge": (0, "(the first: prompt_tokens of 19 digits)"),
+    "judge_garbage": (0, ""),
 }
 
 

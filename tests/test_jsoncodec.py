@@ -56,5 +56,6 @@ def test_trace_records_keep_strict_bodies_verbatim_and_re_encode_the_rest(tmp_pa
         out.append(record(secret, strict=True, secrets=("sk-sentinel-123456",)))
     first, second, third = (row["response"] for row in iter_rows(path))
     assert first == loads(strict)
-    assert second["choices"][0]["logprobs"]["token_logprobs"] == [None, -0.25]
+    # NaN is kept as the word the server sent: written as null it would read back as a clean null (issue 26).
+    assert second["choices"][0]["logprobs"]["token_logprobs"] == ["NaN", -0.25]
     assert "sk-sentinel" not in path.read_text() and third["choices"][0]["text"] == "my key is ***"

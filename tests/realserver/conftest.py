@@ -8,11 +8,17 @@ names another GGUF file.
 Fixtures: `real_server` (the server process, session scope, its base URL ending in /v1),
 `real_llama` (the same model in-process with every position's logits) and `loglik`, the
 model's own conditional log-likelihood, the truth scores are checked against.
+
+vLLM 0.32.0 (vllm_bed.py; `make test` builds its venv and fp32 weights under .cache/):
+`vllm_server` (session scope, started with the hermes tool parser) and `vllm_truth`
+(transformers' log-likelihoods from the same weights, in the vLLM venv). A missing bed
+fails these tests; W2C_SKIP_REAL_SERVER=1 skips them, except under CI=true.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -164,3 +170,61 @@ def conditional_loglik(llama, context: Sequence[int], continuation: Sequence[int
 def loglik(real_llama):
     """conditional_loglik bound to the in-process model: loglik(context_ids, continuation_ids)."""
     return lambda context, continuation: conditional_loglik(real_llama, context, continuation)
+
+
+# --------------------------------------------------------------------------- vLLM (vllm_bed.py)
+# One vLLM server for the session, started with a tool parser (a chat without tools is served
+# the same either way); the refusal test starts a second one without it (test_vllm_tools.py).
+# W2C_VLLM_URL=http://127.0.0.1:PORT points the fixture at a server already running (a quick
+# local loop; `make test` and CI never set it).
+VLLM_URL_ENV = "W2C_VLLM_URL"
+
+
+def require_vllm_bed() -> None:
+    """Fail when the vLLM bed is missing; skip instead only with W2C_SKIP_REAL_SERVER=1 outside CI."""
+    from . import vllm_bed
+
+    problems = vllm_bed.missing()
+    if not problems:
+        return
+    message = "; ".join(problems) + " — `make test` (target vllm-bed) builds it"
+    if os.environ.get(SKIP_ENV) == "1" and os.environ.get("CI", "").lower() not in ("true", "1"):
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory):
+    from . import vllm_bed
+
+    url = os.environ.get(VLLM_URL_ENV)
+    if url:
+        yield vllm_bed.VllmServer(f"{url.rstrip('/')}/v1", vllm_bed.SERVED_NAME, None, Path("/dev/null"), 0.0, ())
+        return
+    require_vllm_bed()
+    server = vllm_bed.start(tmp_path_factory.mktemp("vllm") / "server.log", vllm_bed.TOOL_PARSER_ARGS)
+    print(f"\nvLLM {vllm_bed.VLLM_VERSION} ready at {server.base_url} after {server.start_seconds:.0f} s")
+    yield server
+    vllm_bed.stop(server.process)
+
+
+@pytest.fixture(scope="session")
+def vllm_truth():
+    """truth(pairs) -> [{"loglik", "greedy", "token_logprobs"}]: transformers in the vLLM venv,
+    on the weights the server reads, for [(context_ids, continuation_ids), ...]."""
+    from . import vllm_bed
+
+    require_vllm_bed()
+
+    def truth(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[dict]:
+        script = Path(__file__).with_name("vllm_truth.py")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        done = subprocess.run(
+            [str(vllm_bed.VENV_PYTHON), str(script), str(vllm_bed.MODEL_DIR)],
+            input=json.dumps([[list(c), list(t)] for c, t in pairs]), capture_output=True, text=True, env=env, timeout=900,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"vllm_truth.py exited {done.returncode}: {done.stderr[-2000:]}")
+        return json.loads(done.stdout)
+
+    return truth

@@ -5,6 +5,12 @@ Sessions are read as `SessionRows` (store/session_rows.py); the numbers come fro
 `metrics/paired.py` and `metrics/classification.py`. Differences are B − A, where A is the
 session named first and B the one named second.
 
+Gold labels are each session's own (store/dataset_lookup.py): two sessions run on dataset
+files that give an example different gold labels are compared on the examples they share,
+the same uuid with the same gold label; the others are counted and named in the warning.
+A session whose dataset file changed since its run, and whose rows do not hold the gold
+labels it was scored with, is refused (CompareError, one line naming the file).
+
 Which examples are compared (docs/metrics.md, "Comparing sessions"): an example counts as
 answered by a pipeline when it has a row in that pipeline's primary checkpoint, as in
 `metrics.json` (`metrics/compute.py`): an example without a row was not obtained
@@ -29,7 +35,7 @@ from w2c_tui.store.session_rows import SessionRows, load_session_rows
 SIGN = "B − A"
 COMPARED_EXAMPLES = (
     "examples answered in both sessions (a row in the pipeline's primary checkpoint, as in metrics.json) "
-    "with a known gold label; an example without a row was not obtained and is dropped, never scored; "
+    "with a known gold label, the same in both (each session's own); an example without a row was not obtained and is dropped, never scored; "
     "an invalid label in a row is the model's answer, scored as cannot_answer"
 )
 RIGHT_TO_WRONG = "right→wrong"  # A right, B wrong
@@ -37,8 +43,20 @@ WRONG_TO_RIGHT = "wrong→right"  # A wrong, B right
 BOTH_WRONG = "both wrong"
 
 
+MAX_RESAMPLES = 100_000  # beyond, an interval's third decimal does not move; the wait does
+SEED_MAX = 2**63 - 1  # numpy takes no negative seed
+
+
 class CompareError(ValueError):
     """A session cannot be compared (one readable line)."""
+
+
+def check_settings(n_resamples: int, seed: int) -> None:
+    """CompareError (one line) for a number of resamples or a seed the bootstrap cannot take."""
+    if not 1 <= n_resamples <= MAX_RESAMPLES:
+        raise CompareError(f"--resamples must lie in 1..{MAX_RESAMPLES:,} (got {n_resamples:,})")
+    if not 0 <= seed <= SEED_MAX:
+        raise CompareError(f"--seed must lie in 0..2^63-1 (got {str(seed)[:24]})")
 
 
 @dataclass(frozen=True)
@@ -52,6 +70,7 @@ class SessionRef:
     target_model: str
     simulated: bool
     damaged: tuple[str, ...] = ()
+    dataset_sha256: str | None = None  # as the manifest recorded it (None: not recorded)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +81,7 @@ class SessionRef:
             "target_model": self.target_model,
             "simulated": self.simulated,
             "damaged": list(self.damaged),
+            "dataset_sha256": self.dataset_sha256,
         }
 
 
@@ -108,6 +128,7 @@ class PairedPipeline:
     n_only_a: int  # answered in A only: dropped
     n_only_b: int
     n_no_gold: int
+    n_gold_differs: int  # answered in both, with another gold label in each (different dataset files): dropped
     n_coerced_a: int  # invalid labels scored as cannot_answer, among the compared examples
     n_coerced_b: int
     accuracy_a: float | None
@@ -143,7 +164,7 @@ class PairedPipeline:
     @property
     def warning(self) -> str | None:
         """Said whenever the two example sets differ: the numbers cover fewer examples than either side."""
-        if not (self.n_only_a or self.n_only_b or self.n_no_gold):
+        if not (self.n_only_a or self.n_only_b or self.n_no_gold or self.n_gold_differs):
             return None
         parts = []
         if self.n_only_a or self.n_only_b:
@@ -153,7 +174,13 @@ class PairedPipeline:
             )
         if self.n_no_gold:
             parts.append(f"{self.n_no_gold} without a known gold label")
-        return "; ".join(parts) + f" — dropped; compared on the {self.n_common} answered in both"
+        if self.n_gold_differs:
+            parts.append(
+                f"{self.n_gold_differs} with another gold label in {self.a.name} than in {self.b.name} "
+                "(their dataset files differ)"
+            )
+        same = " with the same gold label" if self.n_gold_differs else ""
+        return "; ".join(parts) + f" — dropped; compared on the {self.n_common} answered in both{same}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -164,6 +191,7 @@ class PairedPipeline:
             "n_only_a": self.n_only_a,
             "n_only_b": self.n_only_b,
             "n_no_gold": self.n_no_gold,
+            "n_gold_differs": self.n_gold_differs,
             "n_coerced_a": self.n_coerced_a,
             "n_coerced_b": self.n_coerced_b,
             "warning": self.warning,
@@ -195,11 +223,23 @@ class PairComparison:
     only_in_a: list[str] = field(default_factory=list)  # pipelines not compared
     only_in_b: list[str] = field(default_factory=list)
 
+    @property
+    def dataset_note(self) -> str | None:
+        """Said when the two sessions ran on different dataset files (their manifests' sha256)."""
+        a, b = self.a.dataset_sha256, self.b.dataset_sha256
+        if a is None or b is None or a == b:
+            return None
+        return (
+            f"{self.a.name} and {self.b.name} ran on different dataset files (sha256 {a[:12]}… and {b[:12]}…): "
+            "compared on the examples with the same uuid and the same gold label in both"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "a": self.a.name,
             "b": self.b.name,
             "sign": SIGN,
+            "dataset_note": self.dataset_note,
             "pipelines": {name: p.to_json() for name, p in self.pipelines.items()},
             "pipelines_only_in_a": self.only_in_a,
             "pipelines_only_in_b": self.only_in_b,
@@ -256,6 +296,8 @@ def session_name(index: int) -> str:
 
 
 def session_ref(rows: SessionRows, index: int) -> SessionRef:
+    from w2c_tui.store.dataset_lookup import recorded_sha256
+
     info = rows.info
     return SessionRef(
         name=session_name(index),
@@ -265,25 +307,34 @@ def session_ref(rows: SessionRows, index: int) -> SessionRef:
         target_model=info.target_model,
         simulated=bool(info.simulated),
         damaged=tuple(info.damaged),
+        dataset_sha256=recorded_sha256(info.manifest),
     )
 
 
 def load_sessions(roots: Sequence[Path | str]) -> list[SessionRows]:
     """Read each session folder; CompareError (one line) for a folder that is not a readable session. Blocking."""
     from w2c_tui.store.browse import NotASession, open_session
-    from w2c_tui.store.dataset_lookup import dataset_candidates
+    from w2c_tui.store.dataset_lookup import DatasetFiles
 
     loaded = []
-    datasets: dict[tuple[Path, ...], Any] = {}  # sessions that name the same files parse them once
+    files = DatasetFiles()  # sessions that name the same files parse them once (each keeps its own gold)
     for root in roots:
         try:
             info = open_session(Path(root))
         except NotASession as exc:
             raise CompareError(str(exc)) from None
-        candidates = tuple(dataset_candidates(info.manifest, info.paths.root))
-        info.dataset = datasets.setdefault(candidates, info.dataset)
-        loaded.append(load_session_rows(info))
+        info.dataset.share_files(files)
+        rows = load_session_rows(info)
+        check_gold(rows)
+        loaded.append(rows)
     return loaded
+
+
+def check_gold(rows: SessionRows) -> None:
+    """CompareError when some of the session's gold labels are known only from a dataset file
+    changed since its run (scoring them would score the session against another benchmark)."""
+    if rows.n_without_gold:
+        raise CompareError(f"{rows.info.paths.root}: {rows.dataset_problem}")
 
 
 def answers(rows: SessionRows, exp_name: str) -> Answers:
@@ -308,6 +359,17 @@ def answers(rows: SessionRows, exp_name: str) -> Answers:
 # -- comparing --------------------------------------------------------------------------
 
 
+def shared_examples(per_session: Sequence[Answers]) -> tuple[list[str], list[str]]:
+    """(uuids every session answered with the same gold label, uuids all answered with different
+    gold labels), sorted: each session is scored against its own gold, so only those are compared."""
+    both = sorted(set.intersection(*(set(a.labels) for a in per_session)))
+    same, differs = [], []
+    for uuid in both:
+        golds = {a.labels[uuid][0] for a in per_session}
+        (same if len(golds) == 1 else differs).append(uuid)
+    return same, differs
+
+
 def compare_pipeline(
     exp_name: str,
     a: SessionRef,
@@ -318,7 +380,7 @@ def compare_pipeline(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> PairedPipeline:
-    common = sorted(answers_a.labels.keys() & answers_b.labels.keys())
+    common, differs = shared_examples([answers_a, answers_b])
     gold = [answers_a.labels[u][0] for u in common]
     pred_a = [answers_a.labels[u][1] for u in common]
     pred_b = [answers_b.labels[u][1] for u in common]
@@ -338,6 +400,7 @@ def compare_pipeline(
         n_only_a=len(answers_a.labels.keys() - answers_b.labels.keys()),
         n_only_b=len(answers_b.labels.keys() - answers_a.labels.keys()),
         n_no_gold=len(answers_a.no_gold | answers_b.no_gold),
+        n_gold_differs=len(differs),
         n_coerced_a=sum(1 for u in common if u in answers_a.coerced),
         n_coerced_b=sum(1 for u in common if u in answers_b.coerced),
         accuracy_a=summary_a["accuracy"],
@@ -398,6 +461,7 @@ def compare_sessions(
     """Every pair (A before B in the order given); with 3+ sessions, leaderboards and Holm-adjusted p-values."""
     if len(sessions) < 2:
         raise CompareError("compare needs at least two sessions")
+    check_settings(n_resamples, seed)
     refs = [session_ref(rows, i) for i, rows in enumerate(sessions)]
     roots = [Path(r.root).resolve() for r in refs]
     if len(set(roots)) != len(roots):
@@ -430,7 +494,7 @@ def _leaderboard(
     refs: list[SessionRef], per_session: list[Answers], *, n_resamples: int, seed: int
 ) -> list[LeaderboardRow]:
     """Each session's accuracy and macro-F1 on the examples every session answered, best accuracy first."""
-    common = sorted(set.intersection(*(set(a.labels) for a in per_session)))
+    common, _ = shared_examples(per_session)
     rows = []
     for ref, answered in zip(refs, per_session):
         gold = [answered.labels[u][0] for u in common]
@@ -448,7 +512,7 @@ def disagreements(rows_a: SessionRows, rows_b: SessionRows) -> list[Disagreement
     found = []
     for name in (n for n in rows_a.exp_names if n in rows_b.exp_names):
         answered_a, answered_b = answers(rows_a, name), answers(rows_b, name)
-        for uuid in sorted(answered_a.labels.keys() & answered_b.labels.keys()):
+        for uuid in shared_examples([answered_a, answered_b])[0]:
             (gold, la), (_, lb) = answered_a.labels[uuid], answered_b.labels[uuid]
             if la != lb:
                 found.append(Disagreement(uuid, gold, name, la, lb))

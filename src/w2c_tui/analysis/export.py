@@ -12,7 +12,19 @@ an invalid label is `cannot_answer`), whether it is correct, and for kinds with 
 variants (`mcq_logprob`) the primary variant's score of each choice. An example a pipeline
 did not obtain has empty cells for it.
 
+n is the number of answers the figures are computed over (`n_scored`): the answers obtained,
+or for a judge-check the answers the judge labelled (its accuracy interval is the one computed
+over them, `judge_check.accuracy_ci95`). A session named twice is exported once.
+
+What a cell may hold: Markdown and LaTeX cells are one line without control characters (a
+model name with a newline or `|` cannot split a row). CSV cells that a spreadsheet would run
+as a formula (text starting with `=`, `+`, `-`, `@`, a tab or a carriage return) get a
+leading `'` (OWASP's advice); the numbers this table writes as numbers (an interval's low
+end, a negative Δ) are written as numbers and left alone: only text is prefixed.
+
 Files are written atomically (temporary file, then rename): a reader never sees half a table.
+`safe_target` decides where: never over anything but a regular file (not a link, device,
+pipe or folder), never into a session folder except its `exports/` folder.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import csv
 import io
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +42,7 @@ from typing import Any
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.classification import coerce_label
 from w2c_tui.metrics.compute import coverage
+from w2c_tui.printable import one_line
 from w2c_tui.store import kinds
 from w2c_tui.store.browse import SessionInfo
 from w2c_tui.store.session_rows import SessionRows
@@ -42,7 +56,7 @@ _OLD_KEYS = {"parameter_hallucination_rate": "param_hallucination_rate"}  # sess
 
 #: columns of the metrics table, in order (JSON keys, CSV header)
 SUMMARY_COLUMNS = (
-    "run_key", "fingerprint", "target_model", "simulated", "pipeline", "status", "n_obtained", "n_planned",
+    "run_key", "fingerprint", "target_model", "simulated", "pipeline", "status", "n_obtained", "n_planned", "n_scored",
     "accuracy", "accuracy_ci95_low", "accuracy_ci95_high",
     "macro_f1", "macro_f1_ci95_low", "macro_f1_ci95_high", "macro_f1_4", "macro_f1_no_direct",
     *(f"{name}_hallucination_{part}" for name, _ in HALLUCINATIONS for part in ("rate", "numerator", "denominator")),
@@ -58,6 +72,8 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
         for pipeline in info.pipelines:
             m = pipeline.metrics or {}
             obtained, planned = coverage(m)
+            # A judge-check's figures are over the answers the judge labelled, its interval with them.
+            check = m.get("judge_check") if isinstance(m.get("judge_check"), dict) else None
             record: dict[str, Any] = {
                 "run_key": info.run_key,
                 "fingerprint": info.fingerprint,
@@ -67,9 +83,10 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
                 "status": pipeline.status,
                 "n_obtained": obtained,
                 "n_planned": planned,
+                "n_scored": check.get("n_labelled") if check else obtained,
             }
             for key in ("accuracy", "macro_f1"):
-                interval = m.get(f"{key}_ci95") or {}
+                interval = (check.get(f"{key}_ci95") if check else m.get(f"{key}_ci95")) or {}
                 record[key] = m.get(key)
                 record[f"{key}_ci95_low"] = interval.get("low")
                 record[f"{key}_ci95_high"] = interval.get("high")
@@ -110,7 +127,7 @@ def _model(record: dict[str, Any]) -> str:
 
 
 def _n(record: dict[str, Any]) -> str:
-    obtained, planned = record["n_obtained"], record["n_planned"]
+    obtained, planned = record.get("n_scored", record["n_obtained"]), record["n_planned"]
     if obtained is None:
         return "–"
     return str(obtained) if planned in (None, obtained) else f"{obtained}/{planned}"
@@ -134,7 +151,7 @@ def table_cells(record: dict[str, Any]) -> list[str]:
 
 def to_markdown(records: Sequence[dict[str, Any]]) -> str:
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(one_line(c).replace("|", "\\|") for c in cells) + " |"
 
     aligns = ["---"] * 3 + ["---:"] * (len(TABLE_HEADER) - 3)
     body = [line(TABLE_HEADER), "|" + "|".join(aligns) + "|", *(line(table_cells(r)) for r in records)]
@@ -161,7 +178,7 @@ def to_latex(records: Sequence[dict[str, Any]]) -> str:
         r"\toprule",
         " & ".join(header) + r" \\",
         r"\midrule",
-        *(" & ".join(latex_escape(c).replace("–", "--") for c in table_cells(r)) + r" \\" for r in records),
+        *(" & ".join(latex_escape(one_line(c)).replace("–", "--") for c in table_cells(r)) + r" \\" for r in records),
         r"\bottomrule",
         r"\end{tabular}",
     ]
@@ -170,7 +187,8 @@ def to_latex(records: Sequence[dict[str, Any]]) -> str:
 
 def _note(records: Sequence[dict[str, Any]]) -> str:
     note = (
-        "Metrics over the answers obtained (n = obtained/planned when some are missing); "
+        "Metrics over the answers obtained (n = obtained/planned when some are missing; "
+        "for a judge-check, the answers the judge labelled); "
         "95% percentile-bootstrap intervals; hallucination rates with numerator/denominator."
     )
     if any(r["simulated"] for r in records):
@@ -189,10 +207,17 @@ def to_csv(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = No
     return out.getvalue()
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _csv_value(value: Any) -> Any:
     if isinstance(value, bool):
         return int(value)
-    return repr(value) if isinstance(value, float) else value
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else value  # a number, negative or not, stays one
+    text = str(value)
+    # A spreadsheet would run it as a formula (OWASP "CSV injection"): a leading ' makes it text.
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def to_json(records: Sequence[dict[str, Any]]) -> str:
@@ -261,6 +286,7 @@ def _scores(exp_name: str, row: dict[str, Any] | None) -> list[Any] | None:
 
 
 def render_examples(all_rows: Sequence[SessionRows], fmt: str) -> str:
+    check_gold(all_rows)
     records = example_records(all_rows)
     if fmt == "csv":
         return to_csv(records, example_columns(all_rows))
@@ -271,13 +297,61 @@ def render_examples(all_rows: Sequence[SessionRows], fmt: str) -> str:
 
 # -- files -------------------------------------------------------------------------------
 
-def write_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` whole or not at all (a temporary file beside it, then a rename)."""
+class ExportError(ValueError):
+    """An export that would write where it must not, or score what it cannot (one readable line)."""
+
+
+def _session_folder(folder: Path) -> Path | None:
+    """The session folder `folder` is in (or is), if any: runs/<RUN_KEY>/sessions/<FP> with a manifest."""
+    from w2c_tui.store.layout import MANIFEST_FILE
+
+    for candidate in (folder, *folder.parents):
+        if candidate.parent.name == "sessions" and ((candidate / MANIFEST_FILE).is_file() or (candidate / "checkpoints").is_dir()):
+            return candidate
+    return None
+
+
+def safe_target(path: Path) -> Path:
+    """`path` if an export may be written there, else ExportError saying why in one line.
+
+    An export replaces only a regular file (a symbolic link, a device such as /dev/null, a
+    pipe or a folder is never replaced) and never writes into a session folder, whose files
+    (manifest, checkpoints, metrics) are the evidence, except into its `exports/` folder.
+    """
     path = Path(path)
+    try:
+        found = path.lstat()
+    except FileNotFoundError:
+        found = None
+    except OSError as exc:
+        raise ExportError(f"{path}: cannot be looked up ({exc.strerror or exc})") from None
+    if found is not None:
+        if stat.S_ISLNK(found.st_mode):
+            raise ExportError(f"{path}: is a symbolic link; an export replaces only a regular file: name the file itself")
+        if stat.S_ISDIR(found.st_mode):
+            raise ExportError(f"{path}: is a folder; name a file")
+        if not stat.S_ISREG(found.st_mode):
+            raise ExportError(f"{path}: is not a regular file (a device, pipe or socket); it is never replaced")
+    parent = path.parent.resolve()
+    session = _session_folder(parent)
+    if session is not None and parent.relative_to(session).parts[:1] != (EXPORTS_FOLDER,):
+        raise ExportError(
+            f"{path}: is inside the session folder {session}; its files are never replaced: "
+            f"write elsewhere (or into its {EXPORTS_FOLDER}/ folder)"
+        )
+    return path
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` whole or not at all (a temporary file beside it, then a rename),
+    where `safe_target` allows it (ExportError otherwise)."""
+    path = safe_target(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)  # a leftover of a killed export of this pid (never followed: unlink takes the link)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -286,6 +360,25 @@ def write_atomic(path: Path, text: str) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def unique_roots(roots: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """(the session folders in the order given, each once; those named again), by their real path."""
+    seen: set[Path] = set()
+    kept, again = [], []
+    for root in roots:
+        real = Path(root).resolve()
+        (again if real in seen else kept).append(root)
+        seen.add(real)
+    return kept, again
+
+
+def check_gold(all_rows: Sequence[SessionRows]) -> None:
+    """ExportError when a session's gold labels are known only from a dataset file changed
+    since its run (its rows do not hold them): exporting would score it against another file."""
+    for rows in all_rows:
+        if rows.n_without_gold:
+            raise ExportError(f"{rows.info.paths.root}: {rows.dataset_problem}")
 
 
 @dataclass(frozen=True)

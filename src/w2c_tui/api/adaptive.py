@@ -1,11 +1,16 @@
 """Adaptive concurrency of one provider: a live limit under a ceiling, learned from 429s.
 
-AIMD, as TCP does it: the limit shrinks multiplicatively when the server says it is
-overloaded (429, 503, 529) and grows by one after a window of successes. At most one
-decrease per round: a refusal of a request that started before the last decrease says
-nothing new (the server was answering the old, higher limit), so thirty simultaneous 429s
-shrink the limit once, not thirty times. A round is therefore one "in-flight generation",
-counted by tickets, not by a clock that would need a latency estimate.
+AIMD, as TCP does it: the limit shrinks multiplicatively when the server is overloaded
+and grows by one after a window of successes. Overloaded means sustained refusals: at least
+OVERLOAD_SHARE of the last WINDOW answers of the current round were 429, 503 or 529. A lone
+429 among them is noise (a gateway's hiccup, another tenant's burst) and changes nothing,
+nor do timeouts and dropped connections, which say nothing about capacity. A server at
+capacity refuses nearly everything sent beyond it, and refusals come back fast, so the
+share is reached within a few requests. At most one decrease per round: a refusal of a
+request that started before the last decrease says nothing new (the server was answering
+the old, higher limit), so thirty simultaneous 429s shrink the limit once, not thirty
+times. A round is therefore one "in-flight generation", counted by tickets, not by a clock
+that would need a latency estimate.
 
 The limit grows by one per window of `limit` successes: one step per round trip. After a
 decrease it grows back by one per success up to just under the level that was refused
@@ -43,9 +48,15 @@ DEFAULT_INITIAL = 16
 DEFAULT_DECREASE_FACTOR = 0.5
 # After a decrease it grows back by one per success to this share of the refused level, then
 # probes towards the refused level slowly: one step per PROBE_ROUNDS windows of `limit`
-# successes, so refusals stay rare while the limit sits just under the server's capacity.
+# successes, so refusals stay rare while the limit sits just under the server's capacity
+# (each probe past it costs the few refusals the window needs).
 RECOVERY_SHARE = 0.9
-PROBE_ROUNDS = 4
+PROBE_ROUNDS = 8
+# Sustained overload: this share of the last WINDOW answers of the round refused. By chance
+# alone (429s and 503s as 8% of answers, as at a 20% fault rate) four of eight come about
+# once in 500 windows; past a server's capacity they come at once.
+WINDOW = 8
+OVERLOAD_SHARE = 0.5
 
 
 def verdict_for(status: int | None, ok: bool) -> str:
@@ -98,6 +109,7 @@ class AdaptiveConcurrency:
         self._successes = 0
         self._quick_until = 0  # after a decrease: grow by one per success up to here
         self._refused = 0  # the limit at the last decrease (0: never refused)
+        self._recent: collections.deque[bool] = collections.deque(maxlen=WINDOW)  # overload? of this round's answers
         # What a session reports about its pacing.
         self.overloads = 0
         self.decreases = 0
@@ -138,9 +150,11 @@ class AdaptiveConcurrency:
         demand = self.in_flight + len(self._waiters)  # before this one leaves
         self.in_flight -= 1
         change = None
+        if ticket >= self._round_start:
+            self._recent.append(verdict == OVERLOAD)
         if verdict == OVERLOAD:
             self.overloads += 1
-            if self.adaptive and ticket >= self._round_start:
+            if self.adaptive and ticket >= self._round_start and self._sustained():
                 change = self._decrease()
         elif verdict == OK and self.adaptive and demand >= self.limit:
             change = self._count_success()
@@ -148,8 +162,12 @@ class AdaptiveConcurrency:
         return change
 
     # -- the rules ---------------------------------------------------------------
+    def _sustained(self) -> bool:
+        return sum(self._recent) >= OVERLOAD_SHARE * WINDOW
+
     def _decrease(self) -> LimitChange | None:
         old = self.limit
+        self._recent.clear()
         # Refused again before probing past the quick target: the target was too high (a
         # per-minute budget lets a burst through, then refuses far lower), so grow back
         # one step per window this time.

@@ -18,15 +18,19 @@ from w2c_tui.api.pool import ShardedHttp
 from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
 from w2c_tui.api.pacing import PacingTally
 from w2c_tui.api.token_budget import estimate_tokens, used_tokens
+from w2c_tui.store.usage_values import read_usage
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, endpoint_url
 from w2c_tui.api.providers import route as route_model
 from w2c_tui.redaction import redact_text, register_secrets
 from w2c_tui.api.results import ChatResult, chat_result
+from w2c_tui.api.deadline import AttemptDeadlines
 from w2c_tui.api.retry import (
+    CallRetries,
     PermanentApiError,
     RetriesExhaustedError,
     RetryPolicy,
+    TransientFailure,
     parse_retry_after,
     permanent_error_message,
     server_error_message,
@@ -55,6 +59,16 @@ class _Provider:
     tokenize_url: str | None = None
     has_tokenize: bool = True
     usage: dict[str, int] = field(default_factory=lambda: {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0})
+
+
+@dataclass(slots=True)
+class _CallState:
+    """What one call carries over its attempts."""
+
+    url: str
+    key: tuple  # (provider, endpoint, model): whose answers tell how long an attempt may take
+    attempts: int = 0  # workaround resends included, as the call records count them
+    timed_out: bool = False  # the last attempt ran out of time: the next one gets the full timeout
 
 
 @dataclass(slots=True)
@@ -91,6 +105,7 @@ class ApiClient:
         self.providers = list(providers)
         self.policy = policy or RetryPolicy()
         self.timeout_seconds = timeout_seconds
+        self._deadlines = AttemptDeadlines(timeout_seconds)
         self.observer = observer or CallObserver()
         self._transport = transport
         self._sleep = sleep
@@ -210,9 +225,15 @@ class ApiClient:
         for index, url in enumerate(candidates):
             absent = ROOT_ENDPOINT_ABSENT if index < len(candidates) - 1 else ENDPOINT_ABSENT
             body = _tokenize_body(url, model, text, add_special_tokens)
-            success = await self._call(
-                provider, "POST", TOKENIZE_ENDPOINT, url, body, model, settings, ctx, False, absent
-            )
+            try:
+                success = await self._call(
+                    provider, "POST", TOKENIZE_ENDPOINT, url, body, model, settings, ctx, False, absent
+                )
+            except BadAnswerError:
+                if index == len(candidates) - 1:
+                    raise
+                continue  # a web page at the server root every time (a gateway's UI): not here
+
             tokens = success.data.get("tokens") if success and isinstance(success.data, dict) else None
             if isinstance(tokens, list) and (tokens or not text):
                 provider.tokenize_url = url
@@ -274,26 +295,60 @@ class ApiClient:
         expect_choices: bool,
         absent_statuses: frozenset[int] = frozenset(),
     ) -> _Success | None:
-        """Send until success; retry transient failures, resend with learned workarounds.
+        """Send until success: passing failures are retried within the policy's budget
+        (retry.py), a 400 naming a parameter the server refuses is resent with a workaround.
 
         Returns None only for a status in `absent_statuses`. The retry wait happens outside
         the concurrency slot so that a waiting call does not block others.
         """
         name = provider.settings.name
-        url = url or endpoint_url(provider.settings.base_url, endpoint)
+        call = _CallState(url or endpoint_url(provider.settings.base_url, endpoint), (name, endpoint, model))
+
+        def on_wait(failure: TransientFailure, seconds: float) -> None:
+            self.observer.on_retry_wait(name, failure.cause, seconds, ctx)
+
+        retries = CallRetries(self.policy, self._sleep, self._rng, on_wait)
+        try:
+            async for attempt in retries.loop():
+                with attempt:
+                    return await self._attempt(
+                        provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses
+                    )
+        except TransientFailure as failure:
+            if failure.bad_kind is not None and retries.every_attempt_same():
+                # The same page (or redirect) every time: the base URL is wrong, not the moment.
+                message = f"provider '{name}': {failure.error}"
+                raise BadAnswerError(name, failure.status, message, call.url, failure.bad_kind) from None
+            raise RetriesExhaustedError(failure.cause, call.attempts, failure.error, name) from None
+        raise AssertionError("the retry loop ended without an answer")  # pragma: no cover
+
+    async def _attempt(
+        self,
+        provider: _Provider,
+        call: _CallState,
+        method: str,
+        endpoint: str,
+        body: dict[str, Any] | None,
+        model: str | None,
+        settings: dict[str, Any],
+        ctx: CallContext | None,
+        expect_choices: bool,
+        absent_statuses: frozenset[int],
+    ) -> _Success | None:
+        """One attempt, resent as long as the server teaches a workaround; raises TransientFailure."""
+        name = provider.settings.name
         observer = self.observer
-        attempt = 0
-        retries = 0
         while True:
-            attempt += 1
+            call.attempts += 1
             sent = provider.compat.apply(body, endpoint) if body is not None else None
+            deadline = self._deadlines.deadline(call.key, call.timed_out)
             # Only generations count against a token budget (not /tokenize or /models).
             slot = provider.limits.slot(estimate_tokens(sent) if expect_choices else 0)
             async with slot:
                 observer.on_request_start(name)
                 try:
                     with provider.http.client() as http:
-                        outcome = await exchange(http, method, url, sent, expect_choices, self.timeout_seconds)
+                        outcome = await exchange(http, method, call.url, sent, expect_choices, deadline)
                 except asyncio.CancelledError:  # a cancel is not an error; still pair the start for in-flight counters
                     observer.on_request_cancelled(name)
                     raise
@@ -305,13 +360,14 @@ class ApiClient:
             self._paced(provider, slot, ctx)
 
             if outcome.ok:
+                self._deadlines.record(call.key, outcome.latency_ms / 1000.0)
                 self._count_usage(provider, outcome.data)
-                self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                self._report(provider, endpoint, model, settings, ctx, call.attempts, sent, outcome, None)
                 observer.on_response(name, endpoint, model, outcome.data, outcome.headers, ctx)
-                return _Success(outcome.data, outcome.latency_ms, attempt)
+                return _Success(outcome.data, outcome.latency_ms, call.attempts)
 
             if outcome.status in absent_statuses:
-                self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                self._report(provider, endpoint, model, settings, ctx, call.attempts, sent, outcome, None)
                 return None
 
             if outcome.status == 400 and sent is not None:
@@ -319,26 +375,24 @@ class ApiClient:
                 workarounds = provider.compat.learn(sent, endpoint, message)
                 if workarounds:
                     # A resend with a workaround is not a retry: it uses no retry budget and no wait.
-                    self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, None)
+                    self._report(provider, endpoint, model, settings, ctx, call.attempts, sent, outcome, None)
                     for workaround in workarounds:
                         if workaround.newly_learned:
                             observer.on_compat(name, workaround.kind, workaround.details, ctx)
                     continue
 
-            cause = outcome.retry_cause
-            self._report(provider, endpoint, model, settings, ctx, attempt, sent, outcome, cause)
-            if outcome.bad_kind is not None:
-                message = f"provider '{name}': {outcome.error}"
-                raise BadAnswerError(name, outcome.status, self._redact(message) or "", url, outcome.bad_kind)
+            # A page or a redirect where JSON belongs may be a gateway's passing hiccup: retried,
+            # and final only when it comes every time (CallRetries.every_attempt_same).
+            cause = outcome.retry_cause or outcome.bad_kind
+            self._report(provider, endpoint, model, settings, ctx, call.attempts, sent, outcome, cause)
             if cause is None:
-                raise self._permanent_error(provider, outcome, url, model)
-            if retries >= self.policy.max_retries:
-                raise RetriesExhaustedError(cause, attempt, self._redact(outcome.error), name)
-            retries += 1
+                raise self._permanent_error(provider, outcome, call.url, model)
+            call.timed_out = cause == "timeout"
             server_wait = parse_retry_after(outcome.headers) if outcome.headers is not None else None
-            wait = self.policy.wait_seconds(retries, cause, server_wait, self._rng)
-            observer.on_retry_wait(name, cause, wait, ctx)
-            await self._sleep(wait)
+            raise TransientFailure(
+                cause, self._redact(outcome.error), outcome.status, outcome.latency_ms / 1000.0, server_wait,
+                outcome.bad_kind,
+            )
 
     def _paced(self, provider: _Provider, slot: Slot, ctx: CallContext | None) -> None:
         provider.pacing.add(slot)
@@ -399,9 +453,9 @@ class ApiClient:
         usage = data.get("usage") if isinstance(data, dict) else None
         counts = provider.usage
         counts["requests"] += 1
-        if isinstance(usage, dict):
-            counts["prompt_tokens"] += usage.get("prompt_tokens") or 0
-            counts["completion_tokens"] += usage.get("completion_tokens") or 0
+        known = read_usage(usage)  # a count that cannot be true is unknown, never summed (nor a TypeError)
+        counts["prompt_tokens"] += known.prompt if known.known else 0
+        counts["completion_tokens"] += known.completion if known.known else 0
 
 
 def tokenize_urls(base_url: str) -> list[str]:

@@ -13,19 +13,70 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from functools import partial
-from operator import is_not
 from dataclasses import dataclass
 from typing import Any
 
 from w2c_tui.api.bad_response import BadResponse
-
-
-_not_none = partial(is_not, None)
+from w2c_tui.store.usage_values import token_count
 
 
 class EchoLayoutError(BadResponse):
     """The echo cannot be split into prompt and generated tokens with certainty."""
+
+
+class ImpossibleLogprobError(EchoLayoutError):
+    """The server sent a value no log-probability can have: the server's fault, never scored."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "impossible_logprob")
+
+
+# A probability of 1 can round to a log-probability a hair above 0; anything more is impossible.
+LOGPROB_ROUNDING = 1e-6
+LOGPROB_RULE = "a log-probability is a finite number at most 0"
+
+
+def impossible_logprob(value: Any) -> str | None:
+    """Why `value` cannot be a log-probability (what was sent, shortened), None when it can."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):  # JSON true is an int in Python
+        return f"{_shown(value)} (not a number)"
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of 400 digits
+        return f"a number of {len(str(value))} digits"
+    if not math.isfinite(number) or number > LOGPROB_ROUNDING:
+        return _shown(value)
+    return None
+
+
+def check_logprobs(logprobs: list[Any], tokens: list[Any] | None = None) -> None:
+    """Every entry a possible log-probability; null only first (no token comes before the first
+    prompt token, so servers give it none). Raises ImpossibleLogprobError naming the first bad one."""
+    body = logprobs[1:] if logprobs and logprobs[0] is None else logprobs
+    # The common case at C speed (an echo lists thousands): all floats, none NaN, within bounds.
+    if all(type(v) is float for v in body):
+        try:  # NaN and ±inf make the sum non-finite (or raise, for inf - inf)
+            if not body or (max(body) <= LOGPROB_ROUNDING and math.isfinite(math.fsum(body))):
+                return
+        except (ValueError, OverflowError):
+            pass
+    offset = len(logprobs) - len(body)
+    for i, value in enumerate(body, start=offset):
+        why = "null after the first token" if value is None else impossible_logprob(value)
+        if why is not None:
+            token = f" for token {_shown(tokens[i])}" if tokens is not None and i < len(tokens) else ""
+            raise ImpossibleLogprobError(f"log-probability {why}{token} at position {i}; {LOGPROB_RULE}")
+
+
+def _shown(value: Any) -> str:
+    """The value as the server's JSON spelled it (true, null, NaN, Infinity), shortened."""
+    if isinstance(value, (bool, type(None))):
+        text = {True: "true", False: "false", None: "null"}[value]
+    elif isinstance(value, float) and not math.isfinite(value):
+        text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    else:
+        text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,17 +105,17 @@ def read_echo(
 
     `usage` is checked only when it belongs to this choice alone (a single-prompt request).
     """
-    lp = choice.get("logprobs")
+    usage = usage if isinstance(usage, dict) else None  # a usage of another shape says nothing
+    lp = choice.get("logprobs") if isinstance(choice, dict) else None
     if not isinstance(lp, dict) or not lp.get("tokens"):
         raise EchoLayoutError("the answer has no echoed tokens (logprobs is empty)")
-    tokens = list(lp["tokens"])
-    logprobs = list(lp.get("token_logprobs") or [])
+    tokens, logprobs = lp["tokens"], lp.get("token_logprobs") or []
+    if not isinstance(tokens, list) or not isinstance(logprobs, list):
+        raise EchoLayoutError("the echo's tokens or token_logprobs are not lists")
+    tokens, logprobs = list(tokens), list(logprobs)
     if len(logprobs) != len(tokens):
         raise EchoLayoutError(f"{len(tokens)} echoed tokens but {len(logprobs)} log-probabilities")
-    try:  # every entry a number or null, checked at C speed: an echo lists thousands
-        math.fsum(filter(_not_none, logprobs))
-    except TypeError:
-        raise EchoLayoutError("the echo holds log-probabilities that are not numbers") from None
+    check_logprobs(logprobs, tokens)
     if n_prompt_tokens is not None:
         n_prompt = n_prompt_tokens
         if len(tokens) < n_prompt:
@@ -116,23 +167,23 @@ def _prompt_entries_by_offset(offsets: list[int], text: str, prompt_text: str, t
 
 
 def _prompt_entries_by_usage(usage: dict[str, Any] | None, n_tokens: int) -> int:
-    prompt = (usage or {}).get("prompt_tokens")
-    generated = (usage or {}).get("completion_tokens") or 0
-    if not isinstance(prompt, int) or n_tokens not in (prompt, prompt + generated):
+    prompt = token_count((usage or {}).get("prompt_tokens"))
+    generated = token_count((usage or {}).get("completion_tokens")) or 0
+    if prompt is None or n_tokens not in (prompt, prompt + generated):
         raise EchoLayoutError("the echo has no usable text_offset, so prompt and generated tokens cannot be told apart")
     return prompt
 
 
 def check_prompt_tokens(usage: dict[str, Any] | None, sent: int) -> None:
     """A server that added tokens (a BOS) to token-id prompts would shift every position."""
-    counted = (usage or {}).get("prompt_tokens")
-    if isinstance(counted, int) and counted != sent:
+    counted = token_count(usage.get("prompt_tokens")) if isinstance(usage, dict) else None
+    if counted is not None and counted != sent:
         raise EchoLayoutError(f"the server counts {counted} prompt tokens where {sent} token ids were sent")
 
 
 def _check_usage(usage: dict[str, Any], *, n_listed_generated: int) -> None:
-    generated = usage.get("completion_tokens")
-    if isinstance(generated, int) and n_listed_generated not in (0, generated):
+    generated = token_count(usage.get("completion_tokens"))
+    if generated is not None and n_listed_generated not in (0, generated):
         raise EchoLayoutError(
             f"{n_listed_generated} echoed entries follow the prompt, but the server generated {generated} token(s)"
         )

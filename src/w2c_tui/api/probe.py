@@ -31,7 +31,7 @@ import httpx
 from w2c_tui.api.client import ApiClient
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, endpoint_url
 from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
-from w2c_tui.api.echo import EchoLayoutError, read_echo
+from w2c_tui.api.echo import LOGPROB_RULE, EchoLayoutError, ImpossibleLogprobError, impossible_logprob, read_echo
 from w2c_tui.redaction import redact_text, scrub
 
 # Short prefixes whose greedy next token is usually a word of its own, tried in turn.
@@ -54,6 +54,7 @@ class LogprobSupport:
     token_id_prompts: bool | None = None
     token_id_lists: bool | None = None  # several token-id prompts in one request
     tokenizer: str | None = None  # URL of the tokenizer endpoint
+    tokenizer_problem: str | None = None  # why a tokenizer endpoint that seemed there was taken as absent
     evidence: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None  # why mcq_logprob cannot be scored exactly here
     transient: bool = False  # the probe itself failed for a passing reason: ask again later
@@ -124,7 +125,7 @@ async def _probe(client: ApiClient, model: str, support: LogprobSupport) -> None
         if checked == 2 or support.aligned is False:
             break
     support.prompt_lists = await _accepts_list(client, model, list(PREFIXES[:2]))
-    ids = await client.tokenize(model, PREFIXES[0], add_special_tokens=False)
+    ids = await _tokenizer_ids(client, model, support)
     if ids:
         support.tokenizer = client.tokenizer_url(model)
         support.token_id_prompts = await _echoes_ids_as_sent(client, model, ids)
@@ -144,15 +145,29 @@ async def _probe(client: ApiClient, model: str, support: LogprobSupport) -> None
         )
 
 
+async def _tokenizer_ids(client: ApiClient, model: str, support: LogprobSupport) -> list[int] | None:
+    """The tokenizer's ids for the first prefix; one that fails or never answers counts as absent
+    (it is optional: prompts are then split by the echo), and the reason is kept to be said once."""
+    try:
+        return await client.tokenize(model, PREFIXES[0], add_special_tokens=False)
+    except ApiError as exc:
+        support.tokenizer_problem = str(exc)[:300]
+        return None
+
+
 async def _alignment(client: ApiClient, model: str, prefix: str, support: LogprobSupport) -> bool:
     """Compare generation with echo after `prefix`; False when this prefix could not tell."""
     generated = await client.completions(model, prefix, max_tokens=1, echo=False, logprobs=1, temperature=0.0)
     choice = (generated.get("choices") or [{}])[0]
     lp = choice.get("logprobs") or {}
     tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
-    if not tokens or not values or not isinstance(values[0], (int, float)):
+    if not tokens or not values:
         if choice.get("logprobs") is None:
             support.problem = f"{support.server} returns no log-probabilities from /completions (logprobs is null)"
+        return False
+    impossible = impossible_logprob(values[0])
+    if impossible is not None:  # +3.0 generated and +3.0 echoed would look "aligned"
+        support.problem = f"{support.server} sends impossible log-probabilities (a generated token's log-probability is {impossible}; {LOGPROB_RULE})"
         return False
     token, generation_logprob = str(tokens[0]), float(values[0])
     if not token.strip():
@@ -174,6 +189,9 @@ async def _alignment(client: ApiClient, model: str, prefix: str, support: Logpro
     choices = echoed.get("choices") or [{}]
     try:
         echo = read_echo(choices[0], prompt_text=prefix + token, usage=echoed.get("usage"))
+    except ImpossibleLogprobError as exc:
+        support.problem = f"{support.server} sends impossible log-probabilities in its echo ({exc})"
+        return False
     except EchoLayoutError as exc:
         support.problem = f"{support.server} gives no usable prompt log-probabilities ({exc})"
         return False

@@ -1,27 +1,46 @@
-"""When to try a request again, how long to wait first, and the errors that end a call."""
+"""When to try a request again, how long to wait first, and the errors that end a call.
+
+A failure that can pass (429, 5xx, a timeout, a dropped connection, a body cut short or
+unreadable, a web page or empty choices where an answer belongs) is tried again within a
+budget: at most `max_retries` retries and no new attempt after `budget_seconds` spent in
+attempts and waits. A request is refused for good only on evidence: a status saying the
+request itself is wrong (400, 401, 403, 404, 413, 422, ...), or the same answer on
+SAME_ANSWER_LIMIT attempts in a row for a cause that is not a passing one.
+The loop is tenacity's; the causes and verdicts are ours.
+"""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 
 import httpx
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
 # Statuses worth another attempt besides 5xx; every other 4xx means the request itself is wrong.
 RETRYABLE_STATUSES = {408: "408", 409: "409", 429: "429"}
 SERVER_MESSAGE_LIMIT = 300
+# Causes that say nothing about the request itself: the server is busy, a gateway lost its
+# upstream, the network failed. They are waited out for the whole budget however often they repeat.
+PASSING_CAUSES = frozenset({"408", "429", "5xx:502", "5xx:503", "5xx:504", "5xx:529", "timeout", "connection"})
+# Any other failure that comes back the same on this many attempts in a row is the server's
+# answer to this request (a login page at a wrong base URL, a 500 on every echo), not chance:
+# at a 20% fault rate four identical faults in a row come once in ~10^7 requests.
+SAME_ANSWER_LIMIT = 4
 
 
 @dataclass
 class RetryPolicy:
-    max_retries: int = 3
+    max_retries: int = 10
     base_delay_seconds: float = 1.0
     max_delay_seconds: float = 60.0
     # Wait after a 429 that names no Retry-After.
     retry_sleep_seconds: float = 10.0
+    # No new attempt once attempts and waits of one request have taken this long.
+    budget_seconds: float = 300.0
     jitter: bool = True
 
     def wait_seconds(
@@ -44,6 +63,91 @@ class RetryPolicy:
         ceiling = min(self.max_delay_seconds, self.base_delay_seconds * 2 ** (retry_number - 1))
         # Full jitter: uniform in [0, ceiling] (AWS "Exponential Backoff And Jitter").
         return rng.uniform(0.0, ceiling) if self.jitter else ceiling
+
+
+class TransientFailure(Exception):
+    """One attempt failed in a way another may not (raised and caught inside the retry loop only)."""
+
+    def __init__(
+        self, cause: str, error: str | None, status: int | None, seconds: float,
+        server_wait: float | None = None, bad_kind: str | None = None,
+    ) -> None:
+        self.cause = cause
+        self.error = error
+        self.status = status
+        self.seconds = seconds  # how long the attempt took
+        self.server_wait = server_wait  # what Retry-After or retry-after-ms asked for
+        self.bad_kind = bad_kind  # html, redirect, not_object: an answer that is no answer
+        super().__init__(error or cause)
+
+    @property
+    def signature(self) -> tuple:
+        return (self.cause, self.status, self.bad_kind, self.error)
+
+
+Sleep = Callable[[float], Awaitable[None]]
+OnWait = Callable[[TransientFailure, float], None]
+
+
+class CallRetries:
+    """The retries of one call: `async for attempt in retries.loop(): with attempt: ...`.
+
+    Each attempt that may pass raises TransientFailure; after the loop gives up, the last
+    one propagates and `given_up` tells whether every attempt met the same answer.
+    """
+
+    def __init__(self, policy: RetryPolicy, sleep: Sleep, rng: random.Random, on_wait: OnWait) -> None:
+        self.policy = policy
+        self._sleep = sleep
+        self._rng = rng
+        self._on_wait = on_wait
+        self.spent = 0.0  # seconds in attempts and retry waits (not in queues: those are our pacing)
+        self.failures = 0
+        self.repeats = 0  # attempts in a row with the same answer as the last one
+        self._last: tuple | None = None
+
+    def loop(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            sleep=self._sleep,
+            stop=self._stop,
+            wait=self._wait,
+            retry=retry_if_exception_type(TransientFailure),
+            before_sleep=self._before_sleep,
+            reraise=True,
+        )
+
+    def every_attempt_same(self) -> bool:
+        """Whether every failed attempt of the call met the same answer."""
+        return self.repeats == self.failures
+
+    @staticmethod
+    def _failure(state: RetryCallState) -> TransientFailure:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        assert isinstance(failure, TransientFailure)
+        return failure
+
+    def _wait(self, state: RetryCallState) -> float:
+        failure = self._failure(state)
+        # Counted here, once per failed attempt: tenacity computes the wait before asking stop.
+        self.spent += failure.seconds
+        self.failures += 1
+        self.repeats = self.repeats + 1 if failure.signature == self._last else 1
+        self._last = failure.signature
+        return self.policy.wait_seconds(state.attempt_number, failure.cause, failure.server_wait, self._rng)
+
+    def _stop(self, state: RetryCallState) -> bool:
+        failure = self._failure(state)
+        if state.attempt_number > self.policy.max_retries:
+            return True
+        if self.repeats >= SAME_ANSWER_LIMIT and failure.cause not in PASSING_CAUSES:
+            return True
+        # A wait (a server's Retry-After included) that would end past the budget ends the call now.
+        return self.spent + (state.upcoming_sleep or 0.0) > self.policy.budget_seconds
+
+    async def _before_sleep(self, state: RetryCallState) -> None:
+        wait = state.upcoming_sleep or 0.0
+        self.spent += wait
+        self._on_wait(self._failure(state), wait)
 
 
 class ApiError(Exception):

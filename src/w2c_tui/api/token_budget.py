@@ -8,6 +8,11 @@ included, is paid, so reservations are served in call order and nothing polls. W
 answer tells the real count (`usage`), the difference is refunded or charged, which
 paces the requests after it; and the ratio of real counts to estimates is learned, so
 that later reservations are close from the start (the server's tokenizer is not ours).
+
+No request takes more than one minute's budget, reserved or charged: a request larger than
+`per_minute` would otherwise wait longer than a minute alone (forever, for a budget of 1),
+and one answer claiming 10^18 tokens would put every later request years behind. The
+provider's own limit, met as 429s, is then what slows the run (said at launch).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from w2c_tui.store.usage_values import read_usage
+
 Sleep = Callable[[float], Awaitable[None]]
 
 # Characters per token of an English prompt with a BPE tokenizer: a rough rule that only has
@@ -24,6 +31,7 @@ Sleep = Callable[[float], Awaitable[None]]
 CHARS_PER_TOKEN = 4
 # Weight of each new answer in the learned ratio of real counts to estimates.
 LEARNING_WEIGHT = 0.2
+MAX_RATIO = 10.0  # bounds of the learned ratio of real counts to estimates
 
 
 class TokenBudget:
@@ -31,6 +39,7 @@ class TokenBudget:
         if per_minute < 1:
             raise ValueError(f"tokens per minute must be at least 1, got {per_minute}")
         self.rate = per_minute / 60.0
+        self.per_minute = per_minute
         self.capacity = max(1.0, self.rate)
         self._sleep = sleep
         self._clock = clock
@@ -50,9 +59,10 @@ class TokenBudget:
 
     def reserve(self, tokens: int) -> float:
         """Take `tokens` from the bucket; returns how long to wait before starting."""
-        level = self.level() - max(0, tokens)
+        tokens = min(max(0, tokens), self.per_minute)
+        level = self.level() - tokens
         self._level = level
-        self.reserved_total += max(0, tokens)
+        self.reserved_total += tokens
         return -level / self.rate if level < 0 else 0.0
 
     async def wait_for(self, tokens: int) -> float:
@@ -63,20 +73,21 @@ class TokenBudget:
         return delay
 
     def scaled(self, estimate: int) -> int:
-        """What to reserve for a request estimated at `estimate` tokens."""
-        return -(-int(estimate * self.scale * 1000) // 1000) if estimate > 0 else 0
+        """What to reserve for a request estimated at `estimate` tokens (at most a minute's budget)."""
+        return min(self.per_minute, -(-int(estimate * self.scale * 1000) // 1000)) if estimate > 0 else 0
 
     def learn(self, estimate: int, actual: int) -> None:
         """One answer's real count against our raw estimate: moves `scale` towards their ratio."""
         if estimate <= 0 or actual <= 0:
             return
-        ratio = actual / estimate
+        # Real tokenizers differ from our rule by well under 10x: a wilder ratio is a wrong count.
+        ratio = min(MAX_RATIO, max(1 / MAX_RATIO, actual / estimate))
         self.scale = ratio if not self._learned else (1 - LEARNING_WEIGHT) * self.scale + LEARNING_WEIGHT * ratio
         self._learned += 1
 
     def settle(self, reserved: int, actual: int) -> None:
         """The request used `actual` tokens where `reserved` were taken: refund or charge the difference."""
-        difference = actual - reserved
+        difference = min(actual, self.per_minute) - reserved
         self.corrected_total += difference
         self._level = self.level() - difference
 
@@ -102,14 +113,9 @@ def estimate_tokens(body: dict[str, Any] | None) -> int:
 
 
 def used_tokens(data: Any) -> int | None:
-    """prompt_tokens + completion_tokens from an answer's `usage`, or None when it has none."""
-    usage = data.get("usage") if isinstance(data, dict) else None
-    if not isinstance(usage, dict):
-        return None
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if not isinstance(prompt, int) and not isinstance(completion, int):
-        return None
-    return (prompt if isinstance(prompt, int) else 0) + (completion if isinstance(completion, int) else 0)
+    """prompt_tokens + completion_tokens from an answer's `usage`, or None when it has none or
+    its counts cannot be true (10^18 tokens would put the budget years in debt)."""
+    return read_usage(data.get("usage") if isinstance(data, dict) else None).total
 
 
 def _text_tokens(content: Any) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,9 +91,29 @@ def build_record(
         "status": status,
         "latency_ms": round(latency_ms, 1),
         "retry_cause": retry_cause,
-        "usage": usage if isinstance(usage, dict) else None,
+        "usage": recordable(usage) if isinstance(usage, dict) else None,
     }
     return record
+
+
+_INT_RANGE = range(-(1 << 63), 1 << 64)  # what a JSON writer (orjson) can write as an integer
+
+
+def recordable(value: Any) -> Any:
+    """`value` with the numbers JSON writers drop or refuse spelled as the server sent them:
+    NaN and Infinity as words (written as null they would read back as a clean value) and
+    integers beyond 64 bits as their digits (unwritable, they stopped the whole pipeline).
+    Read back, such a word is no number, so it stays as implausible as it was."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int) and not isinstance(value, bool) and value not in _INT_RANGE:
+        digits = str(value)
+        return digits if len(digits) <= 40 else f"{digits[:20]}… ({len(digits)} digits)"
+    if isinstance(value, dict):
+        return {key: recordable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [recordable(item) for item in value]
+    return value
 
 
 def _without_userinfo(url: str) -> str:
@@ -101,6 +122,8 @@ def _without_userinfo(url: str) -> str:
 
 
 def _clean_response(response: Any, raw: bytes | None, raw_is_json: bool, secrets: tuple[str, ...]) -> Any:
+    if raw is not None and not raw_is_json:
+        response = recordable(response)
     if raw is None or mentions_secret(raw, secrets):
         return redact(response, secrets)
     return raw_fragment(raw) if raw_is_json else response

@@ -32,7 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="w2c-tui", description="Run and browse When2Call evaluations against OpenAI-compatible APIs.")
     parser.add_argument("--version", action="version", version=f"w2c-tui {__version__}")
-    parser.add_argument("--config", metavar="FILE", help="configuration file (default: ./config.toml if present)")
+    from w2c_tui.cli.common import path_argument
+
+    parser.add_argument(
+        "--config", metavar="FILE", type=path_argument, help="configuration file (default: ./config.toml if present)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     run_cmd.register(sub)
     sessions_cmd.register(sub)
@@ -56,25 +60,53 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command is None:
-            return _open_app(args)
-        return int(args.handler(args) or 0)
     except CliError as exc:
-        print(f"w2c-tui: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _error_line(f"w2c-tui: error: {exc}")
+    if args.command is None:
+        return _handled(lambda: _open_app(args))
+    from w2c_tui.cli.output import guarded_output, write_failure
+
+    # A subcommand prints through the guarded streams (cli/output.py): no control character
+    # reaches the terminal, and a reader that left does not change the exit code.
+    with guarded_output() as (out, _):
+        code = _handled(lambda: int(args.handler(args) or 0))
+    failure = write_failure(out)
+    if failure:
+        _error_line(failure)
+        return code or EXIT_BAD_INPUT
+    return code
+
+
+def _handled(call) -> int:
+    """The exit code of `call()`; what the user must fix is one line on stderr, never a traceback."""
+    try:
+        return call()
+    except CliError as exc:
+        return _error_line(f"w2c-tui: error: {exc}")
     except ValueError as exc:
         if not _is_config_error(exc):
             raise
-        print(f"w2c-tui: config error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _error_line(f"w2c-tui: config error: {exc}")
     except KeyboardInterrupt:
         print("w2c-tui: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `w2c-tui show … | head`: the reader left; no traceback for that
+    except BrokenPipeError:  # the app's own terminal went away; no traceback for that
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file the system refused (a name too long, a full disk): say which
+        from w2c_tui.cli.common import short_path
+
+        where = f"{short_path(str(exc.filename))}: " if exc.filename else ""
+        return _error_line(f"w2c-tui: error: {where}{exc.strerror or exc}")
+
+
+def _error_line(line: str) -> int:
+    from w2c_tui.printable import one_line
+
+    print(one_line(line), file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _is_config_error(exc: ValueError) -> bool:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from w2c_tui.cli import CliError
-from w2c_tui.cli.common import fmt
+from w2c_tui.cli.common import fmt, path_argument
 
 MAX_FLIPS_SHOWN = 10  # per direction in the text output; --json lists them all
 
@@ -16,21 +16,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="paired comparison of sessions: Δ (B − A) with bootstrap intervals, McNemar p, flipped examples",
     )
-    parser.add_argument("sessions", nargs="+", metavar="SESSION_DIR", help="two or more session folders (A B [C …])")
+    parser.add_argument(
+        "sessions", nargs="+", metavar="SESSION_DIR", type=path_argument, help="two or more session folders (A B [C …])"
+    )
     parser.add_argument("--json", action="store_true", help="the comparison as JSON")
-    parser.add_argument("--resamples", type=int, default=10_000, metavar="N", help="bootstrap resamples (default 10000)")
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--resamples", type=_whole_number, default=10_000, metavar="N",
+        help="bootstrap resamples, 1 to 100000 (default 10000)",
+    )
+    parser.add_argument("--seed", type=_whole_number, default=0, metavar="S", help="bootstrap seed, 0 to 2^63-1 (default 0)")
     parser.set_defaults(handler=compare)
 
 
 def compare(args: argparse.Namespace) -> int:
-    from w2c_tui.analysis.compare import CompareError, compare_sessions, load_sessions
+    from w2c_tui.analysis.compare import CompareError, check_settings, compare_sessions, load_sessions
 
     if len(args.sessions) < 2:
         raise CliError("compare needs at least two session folders (A B [C …])")
-    if args.resamples < 1:
-        raise CliError(f"--resamples must be at least 1 (got {args.resamples})")
     try:
+        check_settings(args.resamples, args.seed)
         comparison = compare_sessions(load_sessions(args.sessions), n_resamples=args.resamples, seed=args.seed)
     except CompareError as exc:
         raise CliError(str(exc)) from None
@@ -40,6 +44,21 @@ def compare(args: argparse.Namespace) -> int:
     for line in comparison_lines(comparison):
         print(line)
     return 0
+
+
+def _whole_number(text: str) -> int:
+    """An integer, also written 1e5 (bounds are checked with the comparison's own: analysis/compare.py)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+    if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number")
+    return int(value)
 
 
 def comparison_lines(comparison) -> list[str]:
@@ -61,6 +80,8 @@ def comparison_lines(comparison) -> list[str]:
         a, b = pair.a.name, pair.b.name
         lines.append("")
         lines.append(f"{b} − {a}  ({pair.b.target_model} − {pair.a.target_model})")
+        if pair.dataset_note:
+            lines.append(f"  NOTE: {pair.dataset_note}")
         header = (
             f"  {'pipeline':<28} {'n':>5} {'acc ' + a:>6} {'acc ' + b:>6} {'Δ acc':>7} {'95% CI':>17}"
             f" {'Δ F1':>7} {'95% CI':>17} {'McNemar p':>9}"

@@ -59,6 +59,8 @@ def judge_check(args: argparse.Namespace) -> int:
     started = run_headless(args, lambda loaded: JudgeCheckLaunch(loaded, options, run_key=args.run_key))
     if started is None:
         return EXIT_BAD_INPUT
+    if isinstance(started, int):  # stopped by the user before it began
+        return started
     launch, outcomes = started
     if not outcomes:
         print("w2c-tui: error: the judge-check did not start", file=sys.stderr)

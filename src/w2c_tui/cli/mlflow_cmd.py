@@ -7,17 +7,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from w2c_tui.cli import CliError
-from w2c_tui.cli.common import add_config_argument, load
+from w2c_tui.cli import EXIT_INCOMPLETE, CliError
+from w2c_tui.cli.common import add_config_argument, load, path_argument
 from w2c_tui.redaction import scrub
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("mlflow", help="MLflow tracking tools")
     actions = parser.add_subparsers(dest="mlflow_command", metavar="ACTION", required=True)
-    sync = actions.add_parser("sync", help="log a session's metrics and artifacts that are missing in MLflow")
+    sync = actions.add_parser(
+        "sync",
+        help="log a session's metrics and artifacts that are missing in MLflow "
+        "(exit 1 when a packed call trace is damaged: uploaded as it is, named on stderr)",
+    )
     add_config_argument(sync)
-    sync.add_argument("session_dir", metavar="SESSION_DIR")
+    sync.add_argument("session_dir", metavar="SESSION_DIR", type=path_argument)
     sync.set_defaults(handler=run_sync)
 
     ui = sub.add_parser("mlflow-ui", help="start the MLflow UI on 127.0.0.1 for the workdir's store")
@@ -44,7 +48,10 @@ def run_sync(args: argparse.Namespace) -> int:
     url = run_url("http://127.0.0.1:5000", ids)
     if url:
         print(url)
-    return 0
+    # Uploaded as it is on disk, and tagged; the exit code says the session is not whole.
+    for damage in sink.damaged_traces:
+        print(f"w2c-tui: warning: {damage} (uploaded as it is; run tagged w2c.trace_damaged)", file=sys.stderr)
+    return EXIT_INCOMPLETE if sink.damaged_traces else 0
 
 
 def run_ui(args: argparse.Namespace) -> int:

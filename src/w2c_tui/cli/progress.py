@@ -62,6 +62,13 @@ def end_notes(state: RunState) -> list[str]:
     for kind, n in sorted(snap["bad_answers"].items()):
         message = snap["bad_answer_messages"].get(kind, "")
         lines.append(f"w2c-tui: {n} answer(s) could not be read ({kind}): {message}")
+    usage = (snap.get("usage") or {}).get("pipelines") or {}
+    for name, first in sorted(state.usage.implausible.items()):
+        n = (usage.get(name) or {}).get("requests_implausible_usage") or 0
+        lines.append(
+            f"w2c-tui: {n} {name} answer(s) reported token counts that cannot be true (the first: {first}); "
+            "their tokens count as unknown, not in the totals, the cost or the token budget"
+        )
     for name, p in snap["pipelines"].items():
         if p["answers"] and p["empty_answers"] * 2 > p["answers"]:
             if p["cut_answers"] * 2 > p["empty_answers"]:
@@ -81,6 +88,7 @@ async def show_progress(states: list[RunState], stream: TextIO | None = None, in
     """Until cancelled: redraw in place on a TTY, else a plain block every 10 s."""
     stream = stream or sys.stderr
     tty = stream.isatty()
+    cursor = getattr(stream, "raw", stream)  # our own cursor movements pass the guarded stream's filter (cli/output.py)
     drawn = 0
     last_plain = 0.0
     try:
@@ -89,7 +97,7 @@ async def show_progress(states: list[RunState], stream: TextIO | None = None, in
             lines = [line for s in active for line in render(s)]
             if tty:
                 if drawn:
-                    stream.write(f"\x1b[{drawn}F\x1b[J")
+                    cursor.write(f"\x1b[{drawn}F\x1b[J")
                 stream.write("\n".join(lines) + "\n")
                 drawn = len(lines)
                 stream.flush()
@@ -101,7 +109,7 @@ async def show_progress(states: list[RunState], stream: TextIO | None = None, in
     except asyncio.CancelledError:
         lines = [line for s in states if s.pipelines for line in render(s)]
         if tty and drawn:
-            stream.write(f"\x1b[{drawn}F\x1b[J")
+            cursor.write(f"\x1b[{drawn}F\x1b[J")
         if lines:
             stream.write("\n".join(lines) + "\n")
         stream.flush()

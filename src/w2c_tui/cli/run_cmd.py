@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable
 
 from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
-from w2c_tui.cli.common import add_config_argument, load
+from w2c_tui.cli.common import add_config_argument, load, path_argument
 from w2c_tui.redaction import scrub
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, REFUSED
 
@@ -27,18 +27,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resume-session",
         metavar="PATH_OR_FINGERPRINT",
+        type=path_argument,
         help="continue this session although its server's URL changed (same model and settings, moved gateway)",
     )
     parser.set_defaults(handler=run)
 
 
-def run_headless(args: argparse.Namespace, make_launch: Callable[[Any], Any]) -> tuple[Any, list] | None:
+EXIT_INTERRUPTED = 130  # the shell's code for Ctrl-C, as for an interrupt anywhere else
+
+
+def run_headless(args: argparse.Namespace, make_launch: Callable[[Any], Any]) -> tuple[Any, list] | int | None:
     """Load the config, build the launch `make_launch(loaded)` and run it with progress on
-    stderr: (launch, outcomes), or None when it could not start (said in one line)."""
+    stderr: (launch, outcomes), None when it could not start (said in one line), or
+    EXIT_INTERRUPTED when Ctrl-C or SIGTERM stopped it before its first example."""
     import asyncio
 
     from w2c_tui.cli.progress import SIMULATED_NOTE
-    from w2c_tui.engine.launch import LaunchError
+    from w2c_tui.engine.launch import LaunchCancelled, LaunchError
 
     loaded = load(args)
     for warning in loaded.warnings:
@@ -49,6 +54,9 @@ def run_headless(args: argparse.Namespace, make_launch: Callable[[Any], Any]) ->
             print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
         launch.notify = lambda message: print(f"w2c-tui: {message}", file=sys.stderr)
         return launch, asyncio.run(_run(launch))
+    except LaunchCancelled as exc:
+        print(f"w2c-tui: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except LaunchError as exc:
         print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
         return None
@@ -66,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if started is None:
         return EXIT_BAD_INPUT
+    if isinstance(started, int):
+        return started
     launch, outcomes = started
     ok = bool(outcomes) and all(o.ok for o in outcomes)
     # A pipeline the server cannot serve was named on stderr before the run; the rest ran.

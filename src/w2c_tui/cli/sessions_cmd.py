@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from w2c_tui.cli import CliError
-from w2c_tui.cli.common import add_config_argument, fmt, workdir_of
+from w2c_tui.cli.common import add_config_argument, fmt, path_argument, workdir_of
 from w2c_tui.cli import judge_check_cmd
 from w2c_tui.cli.show_text import agreement_lines, metric_detail_lines, session_agreement_json
 from w2c_tui.store.usage_text import pipeline_usage_line, session_usage_lines
@@ -16,12 +16,12 @@ from w2c_tui.store.usage_text import pipeline_usage_line, session_usage_lines
 def register(sub: argparse._SubParsersAction) -> None:
     listing = sub.add_parser("sessions", help="list sessions under the workdir")
     add_config_argument(listing)
-    listing.add_argument("--workdir", metavar="W", help="workdir (default: [run] workdir_base)")
+    listing.add_argument("--workdir", metavar="W", type=path_argument, help="workdir (default: [run] workdir_base)")
     listing.add_argument("--json", action="store_true", help="one JSON document instead of a table")
     listing.set_defaults(handler=sessions)
 
     show_parser = sub.add_parser("show", help="metrics of one session, per pipeline")
-    show_parser.add_argument("session_dir", metavar="SESSION_DIR")
+    show_parser.add_argument("session_dir", metavar="SESSION_DIR", type=path_argument)
     show_parser.add_argument("--json", action="store_true", help="the metrics as JSON")
     show_parser.set_defaults(handler=show)
 
@@ -92,11 +92,21 @@ def _judge_note_json(info) -> dict | None:
     return note.to_json() if note is not None else None
 
 
+def _trace_damage(p) -> str | None:
+    """One line when the pipeline's packed call trace cannot be read whole ("no calls" would be wrong)."""
+    from w2c_tui.store.call_files import trace_damage
+
+    return trace_damage(p.paths.calls_file(p.exp_name)) if p.paths is not None else None
+
+
 def _pipeline_json(p) -> dict:
     from w2c_tui.metrics.compute import coverage
 
     obtained, planned = coverage(p.metrics)
-    document = {"status": p.status, "n_obtained": obtained, "n_planned": planned, "audit": p.audit_summary}
+    document = {
+        "status": p.status, "n_obtained": obtained, "n_planned": planned, "audit": p.audit_summary,
+        "trace_damaged": _trace_damage(p),
+    }
     if p.origin == "earlier-suite":
         document["stored_metrics"] = p.stored
         document["comparison"] = p.comparison
@@ -167,6 +177,9 @@ def show(args: argparse.Namespace) -> int:
         if usage_line:
             print(usage_line)
         print(_audit_line(p.audit_summary))
+        damage = _trace_damage(p)
+        if damage:
+            print(f"      trace: {damage}")
     # Pipelines the capability probe refused never ran: no folder, only the manifest says so.
     for exp_name, reason in info.refused.items():
         print(f"  {exp_name:<34} {'refused':<22} {'not run':<18} {reason}")

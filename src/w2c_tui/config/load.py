@@ -104,6 +104,9 @@ def load_config(
     env = _environment(base_dir, environ)
     settings = validate(raw, config_path, text)
     _apply_environment(settings, env, base_dir / ".env")
+    remote = settings.mlflow.tracking_uri.startswith(("http://", "https://"))  # credentials go to a server
+    if settings.mlflow.enabled and remote:
+        _check_mlflow_credentials(env, base_dir / ".env")
     loaded = LoadedConfig(settings=settings, path=config_path, base_dir=base_dir, environ=env)
     _move_url_credentials(loaded)
     register_secrets(loaded.secrets)
@@ -198,6 +201,27 @@ def _apply_environment(settings: Settings, env: Mapping[str, str], dotenv: Path)
                     "set it again, on one line"
                 )
             provider.token = token
+
+
+def _check_mlflow_credentials(env: Mapping[str, str], dotenv: Path) -> None:
+    """MLflow sends these in HTTP headers: a value its client cannot send is refused at load, not at the first sync.
+
+    The token goes into the header as it is; the user name and password are base64-encoded
+    from latin-1 (Basic auth), so only characters outside latin-1 fail there.
+    """
+    token = env.get("MLFLOW_TRACKING_TOKEN", "")
+    problem = check_header_token(token) if token else None
+    if problem:
+        raise ConfigError(f"MLFLOW_TRACKING_TOKEN (from {dotenv} or the environment) {problem}; set it again, on one line")
+    for variable in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+        value = env.get(variable, "")
+        try:
+            value.encode("latin-1")
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"{variable} (from {dotenv} or the environment) contains a character outside latin-1, which "
+                "MLflow's HTTP client cannot send; set it again"
+            ) from None
 
 
 def _move_url_credentials(loaded: LoadedConfig) -> None:

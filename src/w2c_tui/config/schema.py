@@ -62,15 +62,24 @@ def check_base_url(value: str) -> str:
 
 
 def check_header_token(value: str) -> str | None:
-    """Why `value` cannot go into an HTTP Authorization header, or None when it can."""
+    """Why `value` cannot go into an HTTP Authorization header as httpx sends it, or None when it can.
+
+    httpx encodes a header value as ASCII (a `é` or a pasted curly quote fails at the first
+    request, not at load) and h11 refuses a value ending in a space or tab; a control
+    character is refused here too. The value itself is never quoted: it is a secret.
+    """
     if any(ch in value for ch in "\r\n\x00"):
         return "contains a line break or NUL, which cannot go into an HTTP header"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value if ch != "\t"):
-        return "contains a control character, which cannot go into an HTTP header"
-    try:
-        value.encode("latin-1")
-    except UnicodeEncodeError:
-        return "contains a character outside latin-1, which cannot go into an HTTP header (a pasted quote or dash?)"
+    for position, ch in enumerate(value, start=1):
+        if ord(ch) < 32 or ord(ch) == 127:
+            return f"contains a control character (character {position}), which cannot go into an HTTP header"
+        if ord(ch) > 126:
+            return (
+                f"contains a character outside ASCII (character {position}), which the HTTP client cannot send "
+                "in a header (it sends ASCII, not latin-1; a pasted quote or dash?)"
+            )
+    if value != value.strip():
+        return "begins or ends with a space, which cannot go into an HTTP header"
     return None
 
 
@@ -134,7 +143,9 @@ class ProviderSettings(Section):
 
 
 class HttpSettings(Section):
-    max_retries: int = Field(default=3, ge=0, le=50)
+    # A request is tried until one of the two ends it: the retries, or the seconds of its attempts and waits.
+    max_retries: int = Field(default=10, ge=0, le=50)
+    retry_budget_seconds: float = Field(default=300.0, gt=0, le=TIMEOUT_MAX_SECONDS, allow_inf_nan=False)
     timeout_seconds: float = Field(default=60.0, gt=0, le=TIMEOUT_MAX_SECONDS, allow_inf_nan=False)
     base_delay_seconds: float = Field(default=1.0, ge=0, le=DELAY_MAX_SECONDS, allow_inf_nan=False)
     max_delay_seconds: float = Field(default=60.0, gt=0, le=DELAY_MAX_SECONDS, allow_inf_nan=False)

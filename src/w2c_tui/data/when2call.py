@@ -49,6 +49,10 @@ class Example:
 
 
 _REQUIRED = ("uuid", "question", "correct_answer", "answers", "tools")
+# Bytes one dataset line may hold. The longest When2Call record is ~21 KB; 1 MB is fifty times
+# that. A line of 50 MB would be sent five times per example and multiplied in every trace
+# record (packing its trace once took 19 GB of memory), so it is refused at load.
+MAX_LINE_BYTES = 1 << 20
 
 
 def parse_example(record: Any, where: str) -> Example:
@@ -134,8 +138,14 @@ def _read_examples(path: Path) -> list[Example]:
     examples: list[Example] = []
     seen: dict[str, int] = {}
     with path.open("rb") as fh:  # bytes, decoded per line, so a bad byte is reported with its line
-        for lineno, raw in enumerate(fh, start=1):
+        # Read at most one bound past the limit: a huge line is refused without being held whole.
+        for lineno, raw in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), start=1):
             where = f"{path}:{lineno}"
+            if len(raw.rstrip(b"\r\n")) > MAX_LINE_BYTES:
+                raise DataError(
+                    f"{where}: the line is longer than {MAX_LINE_BYTES >> 20} MB (a When2Call record is a few KB); "
+                    "is this the right file?"
+                )
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

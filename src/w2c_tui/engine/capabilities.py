@@ -41,7 +41,8 @@ async def check_logprob_support(
     """Probe each (provider, target model) once; drop refused pipelines from the plans.
 
     Returns the findings per session fingerprint. A probe that failed for a passing reason
-    refuses nothing: the pipeline probes again at its first example.
+    (over a whole retry budget) refuses nothing: that pipeline's examples fail and a resume
+    asks again. A tokenizer endpoint that fails is optional: said once, then left out.
     """
     found: dict[tuple[str, str], LogprobSupport] = {}
     by_session: dict[str, LogprobSupport] = {}
@@ -55,6 +56,11 @@ async def check_logprob_support(
             found[key] = await probe_logprobs(provider, plan.target_model, timeout_seconds=timeout_seconds, policy=policy)
             if not found[key].usable and not found[key].transient:
                 notify(f"mcq_logprob refused before its first example: {found[key].problem}")
+            elif found[key].tokenizer_problem:
+                notify(
+                    f"mcq_logprob: the tokenizer endpoint of provider '{provider.name}' is left out "
+                    f"(prompts are split by the echo instead): {found[key].tokenizer_problem}"
+                )
         support = by_session[plan.fingerprint] = found[key]
         if support.usable or support.transient:
             continue

@@ -123,3 +123,32 @@ def metrics_stale(paths: SessionPaths, exp_name: str, rows: dict[str, dict[str, 
     kind = kind_of(exp_name)
     check_labels = kind is not None and kind.summary is None
     return disagreement(stored, [label_of(row) for row in rows.values()], check_labels=check_labels) is not None
+
+
+# What a judge gave when it gave nothing usable, per kind: judge_check leaves the label out,
+# llm_judge forces cannot_answer (whose accuracy would then be the fallback's, not the model's).
+_UNUSABLE = {
+    "judge_check": (
+        "predicted_label", None, "gave no usable label for any of the {n:,} reference answers, so it cannot be validated"
+    ),
+    "llm_judge": (
+        "judge_fallback_to_cannot_answer", True,
+        "gave no readable label for any of the {n:,} answers (each was forced to cannot_answer), so the figures "
+        "measure that fallback, not the model",
+    ),
+}
+
+
+def unusable_judge(exp_name: str, rows: dict[str, dict[str, Any]], judge_model: str) -> str | None:
+    """One line when every row's judge label is unusable (the pipeline then ends failed), else None."""
+    rule = _UNUSABLE.get(exp_name)
+    if rule is None or not rows:
+        return None
+    key, unusable, what = rule
+    if any(row.get(key) is not unusable for row in rows.values()):
+        return None
+    return (
+        f"the judge '{judge_model}' {what.format(n=len(rows))}; "
+        "check judge_model and judge_max_tokens (the judge's replies are in the trace), then run again"
+    )
+

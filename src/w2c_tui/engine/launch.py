@@ -16,10 +16,13 @@ from urllib.parse import urlsplit
 from w2c_tui import __version__
 from w2c_tui.api import ApiClient, ProviderSettings, RetryPolicy, route
 from w2c_tui.api.probe import list_models
+from w2c_tui.api.server_version import server_version
 from w2c_tui.api.providers import is_loopback_url
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data.when2call import DataError
+from w2c_tui.engine.budget_check import budget_warnings
 from w2c_tui.engine.capabilities import check_logprob_support
+from w2c_tui.engine.native_tools import check_native_tools
 from w2c_tui.pipelines.mcq_logprob import support_key
 # api_providers and SIM_PROVIDER moved to engine/endpoint.py; still importable from here.
 from w2c_tui.engine.endpoint import SIM_PROVIDER, api_providers, public_providers, strip_url_credentials  # noqa: F401
@@ -40,6 +43,10 @@ from w2c_tui.tracking import track_session
 
 class LaunchError(ValueError):
     """The launch cannot start; the message names what to fix."""
+
+
+class LaunchCancelled(LaunchError):
+    """The user stopped the launch before its first session started."""
 
 
 # Endpoint paths users paste into base_url, which the client appends itself.
@@ -98,8 +105,11 @@ class Launch:
             state.simulated = self.simulated
         self._runners: list[SessionRunner] = []
         self.logprob_support: dict[str, Any] = {}  # fingerprint -> what the capability probe found
+        self.server_versions: dict[str, dict[str, Any]] = {}  # provider -> its GET /version, where it has one
+        self.refused_tools: list[str] = []  # why pipelines sending native tools were refused
         self.notify: Callable[[str], None] = lambda message: None  # the CLI prints, the TUI notifies
         self._cancelled = False
+        self._checking: asyncio.Future | None = None  # the checks before the first session, while they run
 
     def _plan(
         self, run_key: str | None, models: list[str] | None, only: list[str] | None, resume_session: str | None
@@ -158,6 +168,9 @@ class Launch:
                 )
             if listing.ok:
                 self._warn_unlisted(provider, listing.models, providers)
+                version = await server_version(provider.base_url, provider.token, timeout=min(timeout, 5.0))
+                if version is not None:
+                    self.server_versions[provider.name] = {**version, "url": redact_url(version["url"])}
 
     def _warn_unlisted(self, provider: ProviderSettings, listed: list[str], providers: list[ProviderSettings]) -> None:
         """A model the server does not list is said once; gateways serve unlisted models, so it goes on."""
@@ -183,17 +196,11 @@ class Launch:
         with self._simulated_endpoint() as sim_url:
             providers = api_providers(self.loaded, sim_url)
             self.check_tokens(providers)
-            await self.preflight(providers)
-            self.logprob_support = await check_logprob_support(
-                self.plans,
-                providers,
-                self.states,
-                policy=self._policy(),
-                timeout_seconds=self.loaded.settings.http.timeout_seconds,
-                notify=self.notify,
-            )
+            for warning in budget_warnings(self.plans, providers):
+                self.notify(warning)
+            await self._before_start(self._checks(providers))
             if not any(plan.exp_names for plan in self.plans):
-                refused = [s.problem for s in self.logprob_support.values() if s.problem]
+                refused = [s.problem for s in self.logprob_support.values() if s.problem] + self.refused_tools
                 raise LaunchError(refused[0] if refused else "nothing to run")
             outcomes = []
             for plan in self.plans:
@@ -203,6 +210,42 @@ class Launch:
                     break
                 outcomes.append(await self._run_locked(plan, providers))
             return outcomes
+
+    async def _checks(self, providers: list[ProviderSettings]) -> None:
+        await self.preflight(providers)
+        self.logprob_support = await check_logprob_support(
+            self.plans,
+            providers,
+            self.states,
+            policy=self._policy(),
+            timeout_seconds=self.loaded.settings.http.timeout_seconds,
+            notify=self.notify,
+        )
+        # With target_native_tools: a server that refuses chat with tools refuses those pipelines here.
+        self.refused_tools = await check_native_tools(
+            self.plans,
+            providers,
+            self.states,
+            enabled=self.loaded.settings.pipelines.target_native_tools,
+            policy=self._policy(),
+            timeout_seconds=self.loaded.settings.http.timeout_seconds,
+            notify=self.notify,
+        )
+
+    async def _before_start(self, checks: Any) -> None:
+        """Run the checks before the first session so that `cancel` stops them at once: a slow
+        server can keep the probe waiting for minutes, and no runner exists yet to cancel."""
+        self._checking = asyncio.ensure_future(checks)
+        try:
+            if self._cancelled:
+                self._checking.cancel()
+            await self._checking
+        except asyncio.CancelledError:
+            if not self._cancelled:
+                raise  # the caller itself was cancelled
+            raise LaunchCancelled("stopped by the user before the first example; nothing was evaluated") from None
+        finally:
+            self._checking = None
 
     async def _run_locked(self, plan: SessionPlan, providers: list[ProviderSettings]) -> SessionOutcome:
         """One writer per session: the lock is held from the manifest to the last row."""
@@ -275,7 +318,7 @@ class Launch:
             workers=target_provider.max_concurrency, audit_logs=observer.audit_logs,
         )
         support = self.logprob_support.get(plan.fingerprint)
-        if support is not None and support.usable:
+        if support is not None and (support.usable or support.transient):  # one probe for the run
             runner.capabilities[support_key(target_provider.name, plan.target_model)] = support
         self._runners.append(runner)
         state.phase = "evaluating"
@@ -310,6 +353,7 @@ class Launch:
             base_delay_seconds=http.base_delay_seconds,
             max_delay_seconds=http.max_delay_seconds,
             retry_sleep_seconds=http.retry_sleep_seconds,
+            budget_seconds=http.retry_budget_seconds,
         )
 
     def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
@@ -335,6 +379,8 @@ class Launch:
                 "endpoint": plan.endpoint,
                 "providers": public_providers(providers),
                 "w2c_tui_version": __version__,
+                # What the target's server says about itself (vLLM: GET /version), where it says anything.
+                **({"server_version": version} if (version := self.server_versions.get(route(plan.target_model, providers).name)) else {}),
                 "estimate": plan_estimate(settings, plan),  # beside the actual usage once it has run
                 # What the capability probe found, and the pipelines it refused (never run here).
                 **({"logprob_probe": self.redactor.data(support.to_json())} if support is not None else {}),
@@ -344,6 +390,8 @@ class Launch:
 
     def cancel(self) -> None:
         self._cancelled = True
+        if self._checking is not None:
+            self._checking.cancel()
         for runner in self._runners:
             runner.cancel()
 

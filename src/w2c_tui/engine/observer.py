@@ -57,7 +57,16 @@ class SessionObserver:
         if writer is None:
             writer = self._traces[exp_name] = RollingTrace(self.paths.calls_file(exp_name), self._packing)
         writer.append(record)
-        self.state.usage.add_record(record)  # the same sums finalize reads back from this trace
+        # The same sums finalize reads back from this trace; counts that cannot be true are said once.
+        implausible = self.state.usage.add_record(record)
+        audit = self.audit_logs.get(exp_name) if implausible else None
+        if audit is not None:
+            audit.emit(
+                "usage_implausible_counted_unknown",
+                stage="request",
+                severity="warning",
+                details={"provider": record.get("provider"), "usage": implausible, "counted_as": "tokens unknown"},
+            )
 
     def on_retry_wait(self, provider: str, cause: str, seconds: float, ctx: Any = None) -> None:
         self.state.on_retry_wait(provider, cause, seconds, ctx)

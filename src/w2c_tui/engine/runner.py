@@ -10,7 +10,13 @@ from w2c_tui.api import ApiClient, MissingTokenError, PermanentApiError, Retries
 from w2c_tui.api.bad_response import BadResponse
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data import Example
-from w2c_tui.engine.finalize import audit_label_conflicts, metrics_for, metrics_stale, write_summaries
+from w2c_tui.engine.finalize import (
+    audit_label_conflicts,
+    metrics_for,
+    metrics_stale,
+    unusable_judge,
+    write_summaries,
+)
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import PipelineProgress, RunState
 from w2c_tui.engine.pacing import record_pacing
@@ -260,7 +266,13 @@ class SessionRunner:
             pipeline.ctx.audit,
             seed=self.loaded.settings.run.api_seed,
         )
-        if complete:
+        unusable = unusable_judge(pipeline.exp_name, {u: r for u, r in rows.items() if u in wanted}, pipeline.ctx.judge_model)
+        if unusable is not None:  # every row written, none usable: not complete, and a resume alone cannot help
+            complete = False
+            progress.status = FAILED
+            progress.message = self.redactor.text(unusable)
+            pipeline.ctx.audit.emit("judge_unusable_pipeline_failed", stage="finalize", severity="error", details={"error": progress.message[:500]})
+        elif complete:
             progress.status = COMPLETE
         elif progress.status == RUNNING:
             progress.status = PARTIAL

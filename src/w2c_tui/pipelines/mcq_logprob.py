@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from w2c_tui.api import PermanentApiError, RetriesExhaustedError
-from w2c_tui.api.echo import Echo, check_prompt_tokens, read_echo
+from w2c_tui.api.echo import Echo, ImpossibleLogprobError, check_prompt_tokens, read_echo
 from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.data import Example
 from w2c_tui.labels import LABELS
@@ -89,19 +89,19 @@ def support_key(provider: str, model: str) -> tuple[str, str, str]:
 
 
 async def logprob_support(ctx: PipelineContext) -> LogprobSupport:
-    """The probe's findings for the target model, probed once per session if preflight did not."""
+    """The probe's findings for the target model: one probe for the run (preflight's, or the
+    first example's while the others wait for it)."""
     provider = ctx.client.route(ctx.target_model)
     key = support_key(provider.name, ctx.target_model)
     lock = ctx.capabilities.setdefault(("probe_lock",) + key[1:], asyncio.Lock())
     async with lock:
         support = ctx.capabilities.get(key)
         if support is None:
-            support = await probe_logprobs(
+            support = ctx.capabilities[key] = await probe_logprobs(
                 provider, ctx.target_model, timeout_seconds=ctx.client.timeout_seconds, policy=ctx.client.policy
             )
-            if support.transient:  # not an answer about the server: this example fails, the next asks again
-                raise RetriesExhaustedError("probe", 0, support.problem, provider.name)
-            ctx.capabilities[key] = support
+    if support.transient:  # it failed for a passing reason over a whole retry budget: a resume asks again
+        raise RetriesExhaustedError("probe", 0, support.problem, provider.name)
     if not support.usable:
         raise ServerCannotRun(f"mcq_logprob not run: {support.problem}")
     announced = ctx.capabilities.setdefault("logprob_method_announced", set())
@@ -147,9 +147,15 @@ async def _echoes(
     call = ctx.call(example.uuid)
 
     def read(choice: dict[str, Any], i: int, usage: dict[str, Any] | None = None) -> Echo:
-        if texts is None:
-            return read_echo(choice, n_prompt_tokens=len(prompts[i]), usage=usage)
-        return read_echo(choice, prompt_text=texts[i], usage=usage)
+        try:
+            if texts is None:
+                return read_echo(choice, n_prompt_tokens=len(prompts[i]), usage=usage)
+            return read_echo(choice, prompt_text=texts[i], usage=usage)
+        except ImpossibleLogprobError as exc:  # not a passing fault: every later echo is as suspect
+            raise ServerCannotRun(
+                f"mcq_logprob stopped: provider '{provider}' (model '{model}') sent an impossible value ({exc}); "
+                "its echoes cannot be scored; fix the server, then run again"
+            ) from None
 
     if key not in ctx.capabilities and not lists:
         _learn_no_lists(ctx, example, key, "the capability probe found that this server refuses prompt lists")

@@ -188,7 +188,20 @@ class SessionInfo:
     dataset: SessionDataset = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.dataset = SessionDataset(self.manifest, self.paths.root)
+        # Gold labels are the session's own: those its rows stored (store/dataset_lookup.py).
+        self.dataset = SessionDataset(self.manifest, self.paths.root, stored_gold=self._stored_gold)
+
+    def _stored_gold(self) -> dict[str, str]:
+        """Row key -> the gold label the session's rows stored when it ran (the first pipeline's wins)."""
+        from w2c_tui.labels import LABELS
+
+        found: dict[str, str] = {}
+        for pipeline in self.pipelines:
+            for key, row in pipeline.rows.items():
+                label = row.get("gold_label") if isinstance(row, dict) else None
+                if label in LABELS:
+                    found.setdefault(key, label)
+        return found
 
     @property
     def run_key(self) -> str:

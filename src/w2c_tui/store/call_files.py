@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from w2c_tui import jsoncodec
-from w2c_tui.store.compact_calls import CID, POOL_UUIDS, CompactDecoder, CompactEncoder, decode_rows
+from w2c_tui.store.compact_calls import CID, MAX_COMPACT_LINE, POOL_UUIDS, CompactDecoder, CompactEncoder, decode_rows
 from w2c_tui.store.jsonl import dumps
 from w2c_tui.store.line_index import add_call_stats, line_uuid
 
@@ -120,8 +120,27 @@ def _open_files(path: Path) -> tuple[BinaryIO | None, list[_Plain]]:
 
 # -- gzip members ----------------------------------------------------------------------------
 
-def _members(source: Path | BinaryIO) -> Iterator[tuple[int, int, bytes]]:
-    """(offset, length, inflated bytes) of each gzip member of a file; stops at a damaged tail."""
+@dataclass
+class Damage:
+    """Where a packed trace stops being readable: `kind` "corrupted" (not gzip data), "cut"
+    (a member cut short: a packing killed mid-write, or a truncated file) or "empty"."""
+
+    kind: str
+    offset: int
+    size: int
+
+    def text(self, name: str) -> str:
+        if self.kind == "empty":
+            return f"{name}: packed trace damaged (empty, 0 bytes): its calls cannot be read"
+        return (
+            f"{name}: packed trace damaged ({self.kind} at byte {self.offset:,} of {self.size:,}): "
+            "the calls stored after it cannot be read"
+        )
+
+
+def _members(source: Path | BinaryIO, damage: list[Damage] | None = None) -> Iterator[tuple[int, int, bytes]]:
+    """(offset, length, inflated bytes) of each gzip member of a file; stops at a damaged tail
+    (said in `damage` when given)."""
     if isinstance(source, Path):
         with source.open("rb") as fh:
             data = fh.read()
@@ -139,8 +158,12 @@ def _members(source: Path | BinaryIO) -> Iterator[tuple[int, int, bytes]]:
                 parts.append(inflater.decompress(chunk))
                 pos += len(chunk) - len(inflater.unused_data)
         except zlib.error:
+            if damage is not None:
+                damage.append(Damage("corrupted", offset, len(data)))
             return
         if not inflater.eof:
+            if damage is not None:
+                damage.append(Damage("cut", offset, len(data)))
             return  # a member cut short
         yield offset, pos - offset, b"".join(parts)
         offset = pos
@@ -176,6 +199,41 @@ class _Packed:
 
 
 # -- reading ---------------------------------------------------------------------------------
+
+
+def _damage(gz: BinaryIO | None, found: list[Damage], plain: list) -> Damage | None:
+    """The damage readers must report: a corrupted member always; a cut tail or an empty `.gz`
+    only when no plain file is left beside it (with one, a packing was interrupted: the plain
+    file still holds those calls and the next packing cuts the tail off)."""
+    if gz is None:
+        return None
+    corrupted = next((d for d in found if d.kind == "corrupted"), None)
+    if corrupted is not None or plain:
+        return corrupted
+    if found:
+        return found[0]
+    size = os.fstat(gz.fileno()).st_size
+    return Damage("empty", 0, 0) if size == 0 else None
+
+
+def trace_damage(path: Path) -> str | None:
+    """One line when the packed trace of `path` cannot be read whole (None when it can, or has none).
+
+    Inflates the whole `.gz` (seconds for a large trace): for `show`, `mlflow sync`, a thread.
+    """
+    gz, plain = _open_files(Path(path))
+    try:
+        found: list[Damage] = []
+        if gz is not None:
+            for _ in _members(gz, found):
+                pass
+        damage = _damage(gz, found, plain)
+        return damage.text(packed_path(Path(path)).name) if damage else None
+    finally:
+        for fh in [gz] + [p.fh for p in plain]:
+            if fh is not None:
+                fh.close()
+
 
 def iter_call_lines(path: Path) -> Iterator[bytes]:
     """Every stored line of a trace: the packed file's, then the segments' and the open file's
@@ -268,15 +326,18 @@ class TracePacker:
         self._encoder = CompactEncoder()
         self._seen: _Packed | None = None  # lines packed before this process: read once
         self._whole = 0  # bytes of whole members
+        self._corrupted: Damage | None = None  # not gzip data after `_whole`: never cut off
 
     def _scan(self) -> _Packed:
         seen = _Packed()
         self._whole = 0
+        found: list[Damage] = []
         if self.packed.is_file():
-            for offset, length, blob in _members(self.packed):
+            for offset, length, blob in _members(self.packed, found):
                 self._whole = offset + length
                 for _, line in _lines(blob):
                     seen.add(line)
+        self._corrupted = next((d for d in found if d.kind == "corrupted"), None)
         self._seen = seen
         return seen
 
@@ -287,18 +348,25 @@ class TracePacker:
             return
         seen = self._seen if self._seen is not None else self._scan()
         spans: dict[str, list[tuple[int, int]]] = defaultdict(list)  # dicts keep first-appearance order
+        content = False
         with source.open("rb") as fh:
             offset = 0
             for line in fh:
                 spans[line_uuid(line) or ""].append((offset, len(line)))
                 offset += len(line)
+                content = content or bool(line.strip())
         created = not self.packed.exists()
+        if created and not content:
+            source.unlink(missing_ok=True)  # no call: no `.gz` (an empty one reads as a damaged trace)
+            return
+        self._refuse_corrupted()
         fd = os.open(self.packed, os.O_RDWR | os.O_CREAT, 0o666)
         with os.fdopen(fd, "r+b") as out, source.open("rb") as src:
             _lock(out)  # one writer, even if a killed run's packing process is still finishing
             if os.fstat(out.fileno()).st_size != self._whole or not source.is_file():
                 # Someone else packed meanwhile (or left a torn tail): learn what the file holds now.
                 seen = self._scan()
+                self._refuse_corrupted()
                 if not source.is_file():
                     return
             try:
@@ -317,6 +385,12 @@ class TracePacker:
             if created:
                 _sync_folder(self.packed.parent)
             source.unlink(missing_ok=True)  # still under the lock: no other packer sees it half done
+
+    def _refuse_corrupted(self) -> None:
+        """Appending would first cut the file at its last whole member, losing what follows a
+        corrupted one: the plain file is kept (readable) and the damage said instead."""
+        if self._corrupted is not None:
+            raise OSError(f"{self._corrupted.text(self.packed.name)}; not appended to, so nothing after it is cut off")
 
     def _write_members(self, out: BinaryIO, src: BinaryIO, spans: dict[str, list[tuple[int, int]]], seen: _Packed) -> None:
         for example in spans.values():
@@ -353,6 +427,8 @@ def _compact_line(encoder: CompactEncoder, line: bytes) -> bytes:
     cannot be made compact safely."""
     if not line.endswith(b"\n"):
         line += b"\n"
+    if len(line) > MAX_COMPACT_LINE:  # bounded memory: a huge record stays as it was
+        return line
     try:
         row = jsoncodec.loads(line)
     except (ValueError, UnicodeDecodeError):
@@ -396,6 +472,8 @@ class CallIndex:
         self._plain: list[tuple[Path, int]] = []  # segments and open file indexed: path, inode
         self._open_spans: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # plain file, offset, length
         self._cache: OrderedDict[int, bytes] = OrderedDict()
+        #: one line when the packed trace cannot be read whole (its calls past the damage are missing)
+        self.damaged: str | None = None
 
     @classmethod
     def build(cls, path: Path) -> "CallIndex":
@@ -403,8 +481,9 @@ class CallIndex:
         gz, plain = _open_files(index.path)
         try:
             seen = _Packed()
+            found: list[Damage] = []
             if gz is not None:
-                for number, (offset, length, blob) in enumerate(_members(gz)):
+                for number, (offset, length, blob) in enumerate(_members(gz, found)):
                     index._members.append(_Member(offset, length))
                     for start, line in _lines(blob):
                         if plain:
@@ -419,6 +498,8 @@ class CallIndex:
                         index._open_spans[line_uuid(line) or ""].append((number, offset, len(line)))
                         index._count(line)
                     offset += len(line)
+            damage = _damage(gz, found, plain)
+            index.damaged = damage.text(index.packed.name) if damage else None
         finally:
             for fh in [gz] + [p.fh for p in plain]:
                 if fh is not None:

@@ -32,6 +32,9 @@ RECURSE_LIMIT = 64  # lists longer than this are leaves (their items are not sea
 POOL_UUIDS = 128  # examples whose values the encoder remembers (older ones are forgotten)
 KEEP_BYTES = 64_000  # a record's values are kept for later records only when its bodies are this small
 KEPT = "ckept"  # true on a record whose values later records may refer to
+# A record line longer than this is packed as it is, never decoded: an echo of a 50 MB prompt
+# becomes tens of millions of Python objects (packing one took 19 GB), and nothing repeats it.
+MAX_COMPACT_LINE = 8 << 20
 
 TOP = "top_logprobs"
 OWN = "own"  # {"$ct": {"own": [...]}}: top_logprobs whose 0 entries are {token: its logprob}

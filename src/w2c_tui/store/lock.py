@@ -9,6 +9,10 @@ host, start time) is for people: the message to a second writer, and the audit e
 a file left by a dead writer is taken over. A clean release deletes the file, so a file
 found unlocked means its writer did not end cleanly.
 
+The file is opened without following a link (O_NOFOLLOW) and must be a regular file with
+one name: a `session.lock` that is a symbolic link, a device, a pipe or a hard link to
+another file is refused (`LockFileRefused`), never written through.
+
 Where flock is unavailable (no `fcntl`, or a file system that refuses it) the content is
 used instead: a lock of a live pid on this host, or of another host, is respected.
 """
@@ -19,6 +23,7 @@ import errno
 import json
 import os
 import socket
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +46,14 @@ class SessionLockedError(RuntimeError):
         super().__init__(f"session {root} is being written by {who}; wait for it or stop it")
 
 
+class LockFileRefused(OSError):
+    """`session.lock` is not a plain file of ours (a link, a device, …): nothing was written to it."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__(errno.EPERM, f"{path} is {what}, not a lock file; remove it, then run again")
+        self.filename = str(path)
+
+
 class SessionLock:
     def __init__(self, root: Path) -> None:
         self.path = Path(root) / LOCK_FILE
@@ -57,7 +70,7 @@ class SessionLock:
             raise RuntimeError("lock already held")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _open_lock_file(self.path)
             try:
                 locked = _try_flock(fd)
                 previous = _read_owner(fd)
@@ -97,17 +110,50 @@ class SessionLock:
         self.release()
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _open_lock_file(path: Path) -> int:
+    """The lock file, opened for writing only if it is a regular file with one name (LockFileRefused otherwise)."""
+    try:
+        # O_NONBLOCK: a FIFO put there must not block the open; O_NOFOLLOW: a link is not followed.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or path.is_symlink():
+            raise LockFileRefused(path, "a symbolic link") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):
+            raise LockFileRefused(path, "not a regular file") from None
+        raise
+    found = os.fstat(fd)
+    what = None if stat.S_ISREG(found.st_mode) else "not a regular file"
+    if what is None and found.st_nlink > 1:
+        what = "a hard link to another file"  # writing the owner would overwrite that file too
+    if what is not None:
+        _close_quietly(fd)
+        raise LockFileRefused(path, what)
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
+
+
 def owner_record() -> dict[str, Any]:
     return {"pid": os.getpid(), "host": socket.gethostname(), "started_at": utc_now()}
 
 
 def read_lock(root: Path) -> dict[str, Any] | None:
     """The owner written in a session's lock file (held or stale), for display."""
-    try:
-        text = (Path(root) / LOCK_FILE).read_text(encoding="utf-8")
+    try:  # not through a link: its target's text is nobody's owner record
+        fd = os.open(Path(root) / LOCK_FILE, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
-    return _parse_owner(text)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return _read_owner(fd)
+    except OSError:
+        return None
+    finally:
+        _close_quietly(fd)
 
 
 def _try_flock(fd: int) -> bool | None:

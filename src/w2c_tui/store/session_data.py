@@ -29,6 +29,7 @@ class PipelineTrace:
     target: dict[str, Any] | None = None  # a kind with a "target" file (llm_judge): the target's answer
     choices: list[dict[str, Any]] = field(default_factory=list)  # a "choices" file (mcq_logprob): per-choice rows
     calls: list[dict[str, Any]] = field(default_factory=list)
+    calls_damaged: str | None = None  # the packed trace cannot be read whole: calls may be missing (one line)
 
 
 @dataclass
@@ -127,7 +128,9 @@ class SessionData:
                 # Resumed runs may have written a UUID twice: keep the last row per choice.
                 latest = {str(r.get("answer_name")): r for r in choices.rows(uuid)}
                 trace.choices = list(latest.values())
-            trace.calls = self.call_index(exp_name).rows(uuid)
+            index = self.call_index(exp_name)
+            trace.calls = index.rows(uuid)
+            trace.calls_damaged = index.damaged
             pipelines.append(trace)
         events = sorted(rows.events_by_uuid.get(uuid, []), key=lambda e: str(e.get("ts_utc", "")))
         return TraceDetail(

@@ -74,6 +74,10 @@ class SessionRows:
     examples: dict[str, Any]  # uuid -> data.Example, when the dataset file was found
     dataset_path: Path | None
     audit_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The dataset file is not the one the session ran on (store/dataset_lookup.py): what changed,
+    # and how many examples have no gold label of their own (they cannot be scored).
+    dataset_problem: str | None = None
+    n_without_gold: int = 0
     _by_uuid: dict[str, ExampleRow] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -135,7 +139,10 @@ def load_session_rows(root: Path | SessionInfo) -> SessionRows:
                 markers.add(marker)
         question = example.question if example is not None else ""
         rows.append(ExampleRow(uuid, gold, predictions, tuple(sorted(markers)), f"{uuid} {question}".lower()))
-    return SessionRows(info, exp_names, rows, primary, dict(events_by_uuid), examples, dataset_path, summaries)
+    return SessionRows(
+        info, exp_names, rows, primary, dict(events_by_uuid), examples, dataset_path, summaries,
+        dataset_problem=info.dataset.problem, n_without_gold=info.dataset.n_without_gold,
+    )
 
 
 def stability_entropies(rows: SessionRows) -> dict[str, list[float]]:

@@ -8,6 +8,9 @@ target, judge and judge repair calls, /completions scoring calls and /tokenize c
   `prompt_tokens` and `completion_tokens`.
 - A generation call without `usage` is counted in `requests_without_usage`: its tokens are
   unknown, never guessed, so a total with unknown requests is a lower bound.
+- A call whose usage counts cannot be true (negative, fractional, text, NaN, above 10^8 a
+  request: `store/usage_values.py`) is counted the same way, as unknown, and also in
+  `requests_implausible_usage`, so that it is said; its counts are never summed or priced.
 - Other endpoints (/tokenize, /models) generate nothing and bill nothing: they count as
   requests with 0 tokens unless they report usage themselves.
 
@@ -22,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from w2c_tui.store.usage_values import read_usage
 from w2c_tui.store.call_files import iter_calls
 
 GENERATION_ENDPOINTS = ("/chat/completions", "/completions")
-USAGE_KEYS = ("prompt_tokens", "completion_tokens", "requests", "requests_without_usage")
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "requests", "requests_without_usage", "requests_implausible_usage")
 TARGET, JUDGE = "target", "judge"
 
 
@@ -37,23 +41,32 @@ class Usage:
     completion_tokens: int = 0
     requests: int = 0
     requests_without_usage: int = 0
+    requests_implausible_usage: int = 0  # of those without usage: counts that cannot be true
 
-    def add_answer(self, endpoint: str | None, usage: Any) -> None:
+    def add_answer(self, endpoint: str | None, usage: Any) -> str | None:
+        """Count one answered request; returns what made its usage implausible, if it was."""
         self.requests += 1
-        if isinstance(usage, dict) and ("prompt_tokens" in usage or "completion_tokens" in usage):
-            self.prompt_tokens += _count(usage.get("prompt_tokens"))
-            self.completion_tokens += _count(usage.get("completion_tokens"))
+        counts = read_usage(usage)
+        if counts.known:
+            self.prompt_tokens += counts.prompt
+            self.completion_tokens += counts.completion
+        elif counts.problem is not None:
+            self.requests_without_usage += 1
+            self.requests_implausible_usage += 1
         elif endpoint in GENERATION_ENDPOINTS:
             self.requests_without_usage += 1
+        return counts.problem
 
     def add(self, other: "Usage") -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.requests += other.requests
         self.requests_without_usage += other.requests_without_usage
+        self.requests_implausible_usage += other.requests_implausible_usage
 
     def as_dict(self) -> dict[str, int]:
-        return {key: getattr(self, key) for key in USAGE_KEYS}
+        """The stored form; `requests_implausible_usage` only when there were any (the usual files keep their shape)."""
+        return {key: getattr(self, key) for key in USAGE_KEYS if key != "requests_implausible_usage" or self.requests_implausible_usage}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Usage":
@@ -87,14 +100,18 @@ class UsageBook:
 
     def add_record(self, record: Mapping[str, Any]) -> bool:
         """Count one call record if it is an answered request; returns whether it was."""
+        return self.count_record(record) is not False
+
+    def count_record(self, record: Mapping[str, Any]) -> bool | str:
+        """Like add_record, but an answered request with implausible usage returns what was wrong."""
         if not is_answered(record):
             return False
         endpoint, usage = record.get("endpoint"), record.get("usage")
         model = str(record.get("model") or "?")
-        self.total.add_answer(endpoint, usage)
+        problem = self.total.add_answer(endpoint, usage)
         self.by_model.setdefault(model, Usage()).add_answer(endpoint, usage)
         self.roles.setdefault(model, set()).add(role_of(record))
-        return True
+        return problem or True
 
     def merge(self, other: "UsageBook") -> None:
         self.total.add(other.total)
@@ -187,14 +204,21 @@ class LiveUsage:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._books: dict[str, UsageBook] = {}
+        self.implausible: dict[str, str] = {}  # exp_name -> its first implausible usage, for the end of a run
 
-    def add_record(self, record: Mapping[str, Any]) -> None:
+    def add_record(self, record: Mapping[str, Any]) -> str | None:
+        """Count one record; returns what was wrong with its usage the first time a pipeline's is implausible."""
         exp_name = str(record.get("exp_name") or "_unattributed")
         with self._lock:
             book = self._books.get(exp_name)
             if book is None:
                 book = self._books[exp_name] = UsageBook()
-            book.add_record(record)
+            first = not book.total.requests_implausible_usage
+            counted = book.count_record(record)
+            if isinstance(counted, str):
+                self.implausible.setdefault(exp_name, counted)
+                return counted if first else None
+            return None
 
     def snapshot(self) -> dict[str, Any]:
         """{"total": usage, "by_model": model -> usage with role, "pipelines": exp_name -> usage}."""

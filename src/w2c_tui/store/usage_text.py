@@ -37,6 +37,9 @@ def usage_text(usage: dict[str, Any] | None) -> str:
         f"{tokens(usage.get('completion_tokens'))} completion tokens"
     )
     unknown = usage.get("requests_without_usage") or 0
+    implausible = usage.get("requests_implausible_usage") or 0
+    if implausible:
+        return text + f", {unknown:,} without usage (tokens unknown; {implausible:,} reported impossible counts)"
     return text + (f", {unknown:,} without usage (tokens unknown)" if unknown else "")
 
 

@@ -4,6 +4,10 @@ mlflow is imported only inside these functions (it costs over a second), and cal
 them in a thread. Tracking never fails an evaluation: every error becomes an audit event
 and the next resume (or `w2c-tui mlflow sync`) logs what is missing. `mlflow_ids.json`
 maps the session to its runs, so a resumed session logs into the same runs.
+
+A packed call trace that cannot be read whole is uploaded as it is (the files are the
+evidence), its child run tagged `w2c.trace_damaged` with the one-line reason, and the
+reasons listed in `damaged_traces` (`mlflow sync` prints them and exits 1).
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ class MlflowSink:
         self.experiment_name = experiment_name
         self.artifact_location = artifact_location
         self._client = None
+        self.damaged_traces: list[str] = []  # of the last sync: one line per damaged packed trace
 
     @property
     def client(self):
@@ -110,8 +115,11 @@ class MlflowSink:
         """Create or reuse the runs of a session and log everything on disk into them."""
         from mlflow.entities import Metric, Param, RunTag
 
+        from w2c_tui.store.call_files import trace_damage
+
         manifest = read_manifest(paths) or {}
         ids = read_mlflow_ids(paths)
+        self.damaged_traces = []
         with quiet():
             experiment_id = self.experiment_id()
             parent = ids.get("parent_run_id")
@@ -158,6 +166,10 @@ class MlflowSink:
                 for start in range(0, len(entries), 500):
                     self.client.log_batch(child, metrics=entries[start:start + 500])
                 self.client.log_batch(child, tags=self._coverage_tags(metrics))
+                damage = trace_damage(paths.calls_file(exp_name))
+                if damage:
+                    self.damaged_traces.append(f"{exp_name}: {damage}")
+                    self.client.set_tag(child, "w2c.trace_damaged", damage[:_PARAM_LIMIT])
                 for folder, dest in ((paths.checkpoints(exp_name), "checkpoints"), (paths.artifacts(exp_name), "artifacts")):
                     if folder.is_dir():
                         self.client.log_artifacts(child, str(folder), artifact_path=dest)

@@ -28,15 +28,32 @@ from w2c_tui.tui.widgets.lazy_collapsible import LazyCollapsible
 from w2c_tui.tui.widgets.nav_bar import NavBar
 
 JSON_LIMIT = 20_000  # characters of raw JSON shown per request / response
+# Characters of one text shown (an answer, a question, a judge's reply). Laying out a 10 MB
+# answer took the UI 26 s; 20,000 characters are pages more than anyone reads on screen.
+TEXT_LIMIT = 20_000
+WHOLE_TEXT_AT = "the session folder's checkpoints/ and llm_calls/ files hold it whole"
+
+
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    """`text` cut to `limit` characters, with a note saying how much was left out and where it is."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters not shown; {WHOLE_TEXT_AT})"
 
 
 def pretty_json(value: Any, limit: int = JSON_LIMIT) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+    if isinstance(value, str):
+        return clip(value, limit)
+    # Indenting runs the json module's Python encoder (seconds for a large echo): only for values
+    # whose compact form (C speed, NaN kept as the server sent it) is small enough to be shown.
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= 4 * limit:  # indenting then takes milliseconds
+        text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return clip(text, limit)
 
 
 def plain(text: Any) -> Static:
-    return Static(str(text if text is not None else "–"), markup=False, classes="trace-text")
+    return Static(clip(str(text if text is not None else "–")), markup=False, classes="trace-text")
 
 
 def markup(text: str, classes: str = "trace-line") -> Static:
@@ -92,7 +109,7 @@ def judge_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
     steps.append(verdict(predicted_label(trace.exp_name, row), gold))
     widgets.append(markup("parse path  " + " → ".join(steps)))
     if row.get("judge_rationale"):
-        widgets.append(markup(f"[dim]rationale:[/] {escape(str(row['judge_rationale']))}"))
+        widgets.append(markup(f"[dim]rationale:[/] {escape(clip(str(row['judge_rationale'])))}"))
     return widgets
 
 
@@ -308,8 +325,10 @@ def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
                 collapsed=len(calls) > 3,
             )
         )
-    else:
+    elif not trace.calls_damaged:
         body.append(markup("[dim]no API calls recorded for this example[/]"))
+    if trace.calls_damaged:  # "none recorded" would be a wrong answer: the trace is damaged
+        body.append(markup(f"[$warning]{escape(trace.calls_damaged)}[/]"))
     title = f"{name} → {predicted_label(name, trace.row) or 'no prediction'}"
     correct = predicted_label(name, trace.row) == gold if trace.row and gold else None
     mark = "" if correct is None else " ✓" if correct else " ✗"

@@ -1,0 +1,39 @@
+"""What a server says about its own version, for the session manifest.
+
+vLLM answers `GET /version` at its root (beside /v1) with `{"version": "0.32.0"}`. Servers
+without it (most gateways, the simulated endpoint) give nothing, and nothing is recorded:
+this is a note about the server, never a reason to stop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+VERSION_ENDPOINT = "/version"
+
+
+def version_url(base_url: str) -> str:
+    """`/version` at the server root: the base URL's path without its trailing /v1."""
+    parts = urlsplit(base_url)
+    root = parts.path.rstrip("/").removesuffix("/v1")
+    return urlunsplit(parts._replace(path=root + VERSION_ENDPOINT, query=""))
+
+
+async def server_version(base_url: str, token: str | None, *, timeout: float = 5.0) -> dict[str, Any] | None:
+    """{"url", "answer"} when the server answers /version with a JSON object naming a version, else None."""
+    url = version_url(base_url)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            response = await client.get(url, headers=headers)
+        body = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    if not isinstance(body, dict) or "version" not in body:
+        return None
+    # Bounded: a server's note, not a place for whatever a gateway sends back.
+    answer = {str(k)[:50]: v if isinstance(v, (int, float, bool)) else str(v)[:200] for k, v in list(body.items())[:10]}
+    return {"url": url, "answer": answer}

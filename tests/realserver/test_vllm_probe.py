@@ -1,0 +1,59 @@
+"""The capability probe's verdict on vLLM 0.32.0: exact, and the numbers it compared are the model's own.
+
+The probe compares vLLM's log-probability of generating a token after a prefix with its echo of
+that token; both are checked here against transformers computing log P(token | prefix) from the
+same weights (`vllm_truth`), with the token ids from vLLM's own /tokenize.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import httpx
+
+from w2c_tui.api import ProviderSettings
+from w2c_tui.api.probe import probe_logprobs
+
+from conftest import write_config
+
+
+def _ids(server, text: str) -> list[int]:
+    body = {"model": server.model, "prompt": text, "add_special_tokens": False}
+    return httpx.post(f"{server.root}/tokenize", json=body, timeout=60).json()["tokens"]
+
+
+def test_the_probe_calls_vllm_exact_and_the_model_agrees(vllm_server, vllm_truth):
+    support = asyncio.run(probe_logprobs(ProviderSettings(name="vllm", base_url=vllm_server.base_url), vllm_server.model))
+    assert support.usable and support.aligned is True, support.summary()
+    assert support.prompt_logprobs and support.generated_listed is True and support.bos_listed is False
+    assert support.prompt_lists and support.token_id_prompts and support.token_id_lists
+    assert support.tokenizer == f"{vllm_server.root}/tokenize"
+
+    evidence = support.evidence
+    prefix = _ids(vllm_server, evidence["prefix"])
+    whole = _ids(vllm_server, evidence["prefix"] + evidence["token"])
+    assert whole[: len(prefix)] == prefix
+    [truth] = vllm_truth([(prefix, whole[len(prefix):])])
+    assert abs(evidence["generation_logprob"] - truth["loglik"]) < 1e-3, (evidence, truth)
+    assert abs(evidence["echo_logprob"] - truth["loglik"]) < 1e-3, (evidence, truth)
+    assert truth["greedy"]  # the token vLLM generated greedily is the model's argmax
+
+
+def test_the_probe_command_says_exact(vllm_server, tmp_path):
+    config = write_config(
+        tmp_path,
+        vllm_server.base_url,
+        f"""
+        [models]
+        target_model = "{vllm_server.model}"
+        judge_model = "{vllm_server.model}"
+        """,
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "w2c_tui", "probe", "--config", str(config)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "mcq_logprob: exact" in done.stdout and "aligned yes" in done.stdout, done.stdout

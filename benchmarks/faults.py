@@ -92,7 +92,7 @@ def launch(folder: Path, name: str, url: str, provider: str, data: str) -> dict:
 def probe_facts(url: str) -> str:
     provider = ProviderSettings(name="sim", base_url=url, token=None, is_default=True)
     support = asyncio.run(probe_logprobs(provider, MODEL))
-    return support.summary()
+    return support.summary().replace(url.removesuffix("/v1"), "<server>")  # the verdict, not the address
 
 
 def main() -> None:

@@ -34,10 +34,10 @@ async def take(limiter: AdaptiveConcurrency, n: int) -> list[int]:
 
 
 def refuse(limiter: AdaptiveConcurrency, tickets: list[int]):
-    """Sustained refusals: four 429s in a row; the change the fourth one caused."""
-    assert len(tickets) == 4
-    assert [limiter.release(t, OVERLOAD) for t in tickets[:3]] == [None, None, None]
-    return limiter.release(tickets[3], OVERLOAD)
+    """Sustained refusals: five 429s in a row; the change the fifth one caused."""
+    assert len(tickets) == 5
+    assert [limiter.release(t, OVERLOAD) for t in tickets[:4]] == [None] * 4
+    return limiter.release(tickets[4], OVERLOAD)
 
 
 # The limiter
@@ -46,14 +46,14 @@ def refuse(limiter: AdaptiveConcurrency, tickets: list[int]):
 async def test_overloads_of_one_round_shrink_the_limit_once():
     limiter = AdaptiveConcurrency(ceiling=64, initial=32, clock=Clock())
     tickets = await take(limiter, 32)
-    change = refuse(limiter, tickets[:4])
+    change = refuse(limiter, tickets[:5])
     assert (change.old, change.new, change.reason) == (32, 16, "overload")
     # More refusals of requests sent before the decrease: nothing new, no change.
-    assert all(limiter.release(t, OVERLOAD) is None for t in tickets[4:31])
+    assert all(limiter.release(t, OVERLOAD) is None for t in tickets[5:31])
     assert limiter.limit == 16 and limiter.overloads == 31 and limiter.decreases == 1
     # Requests started after the decrease that are refused again: the next round, halved again.
     limiter.release(tickets[31], OK)
-    late = await take(limiter, 4)
+    late = await take(limiter, 5)
     assert refuse(limiter, late).new == 8
 
 
@@ -65,9 +65,9 @@ async def test_a_lone_refusal_timeouts_and_drops_change_nothing():
             limiter.release(await limiter.acquire(), OK)
     tickets = await take(limiter, 16)
     assert limiter.release(tickets[0], OVERLOAD) is None  # one 429 among successes: noise
-    assert all(limiter.release(t, OK) is None for t in tickets[1:8])
-    assert limiter.release(tickets[8], OVERLOAD) is None
-    assert limiter.limit == 16 and limiter.decreases == 0 and limiter.overloads == 2
+    assert all(limiter.release(t, OK) is None for t in tickets[1:4])
+    assert [limiter.release(t, OVERLOAD) for t in tickets[4:8]] == [None] * 4  # 4 of the last 6 still not 5
+    assert limiter.limit == 16 and limiter.decreases == 0 and limiter.overloads == 5
 
 
 async def test_random_refusals_at_a_twenty_percent_fault_rate_never_shrink_the_limit():
@@ -76,7 +76,7 @@ async def test_random_refusals_at_a_twenty_percent_fault_rate_never_shrink_the_l
     rng = random.Random(7)
     limiter = AdaptiveConcurrency(ceiling=16, initial=16)
     for _ in range(250):  # a run's worth of rounds at full concurrency, 8% of answers 429 or 503
-        tickets = await take(limiter, 16)
+        tickets = [await limiter.acquire() for _ in range(limiter.limit)]
         for t in tickets:
             limiter.release(t, OVERLOAD if rng.random() < 0.08 else OK)
     assert limiter.overloads > 250 and limiter.decreases == 0 and limiter.limit == 16
@@ -116,12 +116,12 @@ async def test_after_a_decrease_it_grows_back_quickly_then_probes_slowly():
     tickets = await take(limiter, 20)
     extra = [asyncio.ensure_future(limiter.acquire()) for _ in range(40)]  # a full queue
     await asyncio.sleep(0)
-    refuse(limiter, tickets[:4])  # 20 -> 10, quick target 18
+    refuse(limiter, tickets[:5])  # 20 -> 10, quick target 18
     assert limiter.limit == 10
-    for ticket in tickets[4:12]:  # the requests in flight succeed: one step per success
+    for ticket in tickets[5:13]:  # the requests in flight succeed: one step per success
         limiter.release(ticket, OK)
     assert limiter.limit == 18
-    for ticket in tickets[12:]:  # then one step per 8 * 18 successes
+    for ticket in tickets[13:]:  # then one step per 8 * 18 successes
         limiter.release(ticket, OK)
     assert limiter.limit == 18
     for future in extra:
@@ -133,15 +133,15 @@ async def test_refused_again_below_the_quick_target_grows_back_one_step_per_wind
     tickets = await take(limiter, 24)
     queued = [asyncio.ensure_future(limiter.acquire()) for _ in range(40)]
     await asyncio.sleep(0)
-    refuse(limiter, tickets[:4])  # 24 -> 12, quick target 21
-    for ticket in tickets[4:13]:
+    refuse(limiter, tickets[:5])  # 24 -> 12, quick target 21
+    for ticket in tickets[5:14]:
         limiter.release(ticket, OK)
     assert limiter.limit == 21
     await asyncio.sleep(0)
-    late = [f.result() for f in queued if f.done()][:4]
+    late = [f.result() for f in queued if f.done()][:5]
     refuse(limiter, late)  # refused at the quick target: it was too high
     assert limiter.limit == 10
-    for ticket in tickets[13:23]:
+    for ticket in tickets[14:24]:
         limiter.release(ticket, OK)
     assert limiter.limit == 10  # no quick growth this time
     for future in queued:
@@ -318,7 +318,10 @@ async def test_the_client_adapts_to_the_sims_capacity(make_sim):
         pacing = client.pacing()["sim"]
     refused = sim.stats()["capacity_refusals_total"]
     assert pacing["overloads"] == refused and pacing["requests"] == 120 + refused
-    assert refused <= 0.1 * (120 + refused)  # a fixed 32 gets most of its requests refused
+    # A fixed 32 gets most of its requests refused. Starting at twice the capacity costs a few
+    # refusals per decrease (five of the last six answers must be refusals: one is noise), so
+    # a run this short refuses more than a long one does (benchmarks/capacity.py: ~2%).
+    assert refused <= 0.25 * (120 + refused)
     assert pacing["min_limit"] < 8 and pacing["limit"] <= 6
 
 
@@ -333,8 +336,9 @@ def test_a_launch_against_the_capacity_sim_records_its_pacing(make_sim, tmp_path
     assert outcome.ok
     snap = outcome.state.snapshot()
     pacing = snap["pacing"]["sim"]
-    # The first round (4 at once) is one too many; after that the limit stays at or under 3.
-    assert pacing["ceiling"] == 24 and 1 <= pacing["overloads"] <= 3 and pacing["min_limit"] < 4
+    # The first round (4 at once) is one too many: five refusals in six answers say so (one would
+    # be noise); after that the limit stays at or under 3.
+    assert pacing["ceiling"] == 24 and 5 <= pacing["overloads"] <= 8 and pacing["min_limit"] < 4
     session = tmp_path / "workdir" / "runs" / "pacing"
     metrics = json.loads(next(session.rglob("metrics.json")).read_text())
     assert metrics["pacing"]["sim"]["overloads"] == pacing["overloads"]

@@ -302,3 +302,118 @@ def test_rewrite_messages_without_user_message_makes_one():
     messages = [{"role": "system", "content": "rules"}, {"role": "assistant", "content": "ok"}]
     expected = [{"role": "user", "content": "rules"}, {"role": "assistant", "content": "ok"}]
     assert rewrite_messages(messages, 2) == expected
+
+
+# The retry loop of the client (issue 21): passing faults retried, refusals only on evidence
+
+from w2c_tui.api import ApiClient  # noqa: E402
+from w2c_tui.api.bad_response import BadAnswerError  # noqa: E402
+from w2c_tui.api.deadline import MIN_SAMPLES, STUCK_FLOOR_SECONDS, AttemptDeadlines  # noqa: E402
+from w2c_tui.api.retry import SAME_ANSWER_LIMIT, PermanentApiError, RetriesExhaustedError  # noqa: E402
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+GOOD = {"choices": [{"message": {"role": "assistant", "content": "B"}, "finish_reason": "stop"}]}
+PAGE = httpx.Response(200, text="<!DOCTYPE html><html><title>Gateway login</title></html>", headers={"content-type": "text/html"})
+
+
+def scripted(*responses: httpx.Response):
+    """A transport answering with `responses` in turn (the last one from then on), and the calls seen."""
+    seen: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return responses[min(len(seen), len(responses)) - 1]
+
+    return httpx.MockTransport(answer), seen
+
+
+async def call(transport, policy: RetryPolicy | None = None):
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    provider = ProviderSettings(name="p", base_url="https://gw.example/v1", token="tok", is_default=True)
+    async with ApiClient([provider], policy or RetryPolicy(), transport=transport, sleep=sleep) as client:
+        result = await client.chat("m", MESSAGES)
+    return result, waits
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        PAGE,
+        httpx.Response(301, headers={"location": "https://elsewhere.example/v1"}),
+        httpx.Response(200, json="warming up"),
+        httpx.Response(200, text='{"choices": ['),
+        httpx.Response(200, json={"choices": []}),
+        httpx.Response(503),
+        httpx.Response(502, json={"error": {"message": "upstream gone"}}),
+        httpx.Response(429, headers={"retry-after-ms": "250"}),
+    ],
+)
+async def test_a_passing_fault_is_retried_and_the_answer_kept(fault):
+    transport, seen = scripted(fault, httpx.Response(200, json=GOOD))
+    result, waits = await call(transport)
+    assert result.attempts == 2 and len(seen) == 2 and len(waits) == 1
+
+
+async def test_a_page_on_every_attempt_is_named_once_as_a_bad_answer():
+    transport, seen = scripted(PAGE)
+    with pytest.raises(BadAnswerError) as caught:
+        await call(transport)
+    assert len(seen) == SAME_ANSWER_LIMIT and caught.value.kind == "html" and "Gateway login" in str(caught.value)
+
+
+async def test_the_same_500_every_time_ends_the_call_but_a_busy_server_is_waited_out():
+    transport, seen = scripted(httpx.Response(500, json={"error": {"message": "echo not supported"}}))
+    with pytest.raises(RetriesExhaustedError) as caught:
+        await call(transport)
+    assert caught.value.cause == "5xx:500" and len(seen) == SAME_ANSWER_LIMIT
+    transport, seen = scripted(httpx.Response(503))
+    with pytest.raises(RetriesExhaustedError) as caught:
+        await call(transport, RetryPolicy(max_retries=10))
+    assert caught.value.cause == "5xx:503" and len(seen) == 11
+
+
+async def test_a_request_the_server_calls_wrong_is_not_retried():
+    for status in (400, 401, 403, 404, 413, 422):
+        transport, seen = scripted(httpx.Response(status, json={"error": {"message": "no"}}))
+        with pytest.raises(PermanentApiError):
+            await call(transport)
+        assert len(seen) == 1, status
+
+
+async def test_the_budget_ends_a_call_whose_next_wait_would_pass_it():
+    transport, seen = scripted(httpx.Response(429, headers={"retry-after": "120"}))
+    with pytest.raises(RetriesExhaustedError):
+        await call(transport, RetryPolicy(max_retries=10, max_delay_seconds=120.0, budget_seconds=300.0))
+    assert len(seen) == 3  # waited 120 s twice; a third wait would end past 300 s
+
+
+async def test_twenty_percent_faults_lose_nothing_at_the_default_budget():
+    rng = random.Random(3)
+    faults = [PAGE, httpx.Response(503), httpx.Response(500), httpx.Response(200, text="{")]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return rng.choice(faults) if rng.random() < 0.2 else httpx.Response(200, json=GOOD)
+
+    transport = httpx.MockTransport(answer)
+    attempts = []
+    for _ in range(100):
+        result, _ = await call(transport)
+        attempts.append(result.attempts)
+    assert max(attempts) >= 3 and sum(attempts) > 100
+
+
+def test_an_attempt_counts_as_stuck_only_once_the_usual_time_is_known():
+    deadlines = AttemptDeadlines(60.0)
+    key = ("p", "/chat/completions", "m")
+    assert deadlines.deadline(key, after_timeout=False) == 60.0
+    for _ in range(MIN_SAMPLES):
+        deadlines.record(key, 0.05)
+    assert deadlines.deadline(key, after_timeout=False) == STUCK_FLOOR_SECONDS
+    assert deadlines.deadline(key, after_timeout=True) == 60.0  # a retry after a timeout gets it all
+    deadlines.record(key, 15.0)
+    assert deadlines.deadline(key, after_timeout=False) == 45.0
+    assert deadlines.deadline(("p", "/chat/completions", "other"), after_timeout=False) == 60.0

@@ -12,13 +12,9 @@ from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 from conftest import write_config
 
+# No [http] table: the retry budget, timeouts and pacing a user gets from config.example.toml.
 RUN = """
-[http]
-max_retries = {retries}
-timeout_seconds = 2.5
-base_delay_seconds = 0.01
-max_delay_seconds = 2.0
-retry_sleep_seconds = 0.05
+{http}
 [data]
 n_per_label = 8
 [stability]
@@ -38,9 +34,9 @@ FILES = {
 }
 
 
-def run(folder, base_url, retries=12, **launch_options):
+def run(folder, base_url, http="", concurrency=16, **launch_options):
     folder.mkdir(parents=True, exist_ok=True)
-    config = write_config(folder, base_url, RUN.format(retries=retries))
+    config = write_config(folder, base_url, RUN.format(http=http), concurrency=concurrency)
     launch = Launch(load_config(config, environ={}), run_key="faults", **launch_options)
     [outcome] = asyncio.run(launch.run())
     return outcome
@@ -55,12 +51,14 @@ def predictions(outcome):
 
 
 def test_twenty_percent_faults_change_nothing_but_the_retry_count(make_sim, tmp_path):
+    """At default settings and the sim's default slow faults (longer than any attempt may take)."""
     clean_sim = make_sim("--seed", "11")
-    faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.2", "--slow-ms", "6000")
+    faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.2")
     clean = run(tmp_path / "clean", clean_sim.base_url)
     faulty = run(tmp_path / "faulty", faulty_sim.base_url)
     assert clean.ok and faulty.ok, (clean.statuses, faulty.statuses)
     assert predictions(faulty) == predictions(clean)
+    assert all(p["failed"] == 0 for p in faulty.state.snapshot()["pipelines"].values())
 
     stats = faulty_sim.stats()
     injected = stats["faults_total"]
@@ -83,7 +81,7 @@ def test_twenty_percent_faults_change_nothing_but_the_retry_count(make_sim, tmp_
 
 def test_faults_beyond_max_retries_are_recorded_then_resume_completes(make_sim, tmp_path):
     faulty_sim = make_sim("--seed", "11", "--fault-rate", "0.3", "--fault-kinds", "500,503")
-    first = run(tmp_path / "s", faulty_sim.base_url, retries=0)
+    first = run(tmp_path / "s", faulty_sim.base_url, http="[http]\nmax_retries = 0")
     assert not first.ok
     statuses = set(first.statuses.values())
     assert statuses <= {"partial", "complete"} and "partial" in statuses

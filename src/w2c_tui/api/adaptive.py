@@ -2,7 +2,7 @@
 
 AIMD, as TCP does it: the limit shrinks multiplicatively when the server is overloaded
 and grows by one after a window of successes. Overloaded means sustained refusals: at least
-OVERLOAD_SHARE of the last WINDOW answers of the current round were 429, 503 or 529. A lone
+OVERLOAD_COUNT of the last WINDOW answers of the current round were 429, 503 or 529. A lone
 429 among them is noise (a gateway's hiccup, another tenant's burst) and changes nothing,
 nor do timeouts and dropped connections, which say nothing about capacity. A server at
 capacity refuses nearly everything sent beyond it, and refusals come back fast, so the
@@ -52,11 +52,12 @@ DEFAULT_DECREASE_FACTOR = 0.5
 # (each probe past it costs the few refusals the window needs).
 RECOVERY_SHARE = 0.9
 PROBE_ROUNDS = 8
-# Sustained overload: this share of the last WINDOW answers of the round refused. By chance
-# alone (429s and 503s as 8% of answers, as at a 20% fault rate) four of eight come about
-# once in 500 windows; past a server's capacity they come at once.
-WINDOW = 8
-OVERLOAD_SHARE = 0.5
+# Sustained overload: OVERLOAD_COUNT of the last WINDOW answers of the round refused. By
+# chance alone (429s and 503s as 8% of answers, as at a 20% fault rate) that comes once in
+# ~50,000 answers; past a server's capacity the refused requests come back at once and
+# their places are refused again, so it comes within a few milliseconds.
+WINDOW = 6
+OVERLOAD_COUNT = 5
 
 
 def verdict_for(status: int | None, ok: bool) -> str:
@@ -163,7 +164,7 @@ class AdaptiveConcurrency:
 
     # -- the rules ---------------------------------------------------------------
     def _sustained(self) -> bool:
-        return sum(self._recent) >= OVERLOAD_SHARE * WINDOW
+        return sum(self._recent) >= OVERLOAD_COUNT
 
     def _decrease(self) -> LimitChange | None:
         old = self.limit

@@ -50,7 +50,7 @@ $(VLLM_PACKAGES): $(VLLM_REQUIREMENTS)
 	touch $@
 
 $(VLLM_MODEL): $(VLLM_PACKAGES) $(TEST_GGUF) tests/realserver/vllm_convert.py
-	$(VLLM_PY) tests/realserver/vllm_convert.py $(TEST_GGUF) $(dir $(VLLM_MODEL))
+	HF_HUB_OFFLINE=1 $(VLLM_PY) tests/realserver/vllm_convert.py $(TEST_GGUF) $(dir $(VLLM_MODEL))
 
 $(VLLM_BED): $(VLLM_PACKAGES) $(VLLM_MODEL)
 	$(VLLM_PY) -c "import transformers, vllm; assert vllm.__version__ == '0.32.0', vllm.__version__"

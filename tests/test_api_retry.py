@@ -417,3 +417,48 @@ def test_an_attempt_counts_as_stuck_only_once_the_usual_time_is_known():
     deadlines.record(key, 15.0)
     assert deadlines.deadline(key, after_timeout=False) == 45.0
     assert deadlines.deadline(("p", "/chat/completions", "other"), after_timeout=False) == 60.0
+
+
+def _listing_server(answers):
+    """An httpx transport answering GET /models with `answers` in turn (the last one repeats)."""
+    seen = []
+
+    def handle(request):
+        answer = answers[min(len(seen), len(answers) - 1)]
+        seen.append(request)
+        if answer == "html":
+            return httpx.Response(200, text="<html>proxy</html>", headers={"content-type": "text/html"})
+        if answer == "cut":
+            return httpx.Response(200, content=b'{"data": [{"id": "m"', headers={"content-type": "application/json"})
+        if isinstance(answer, int):
+            return httpx.Response(answer, json={"error": "no"})
+        return httpx.Response(200, json={"data": [{"id": "m"}]})
+
+    return httpx.MockTransport(handle), seen
+
+
+def _listing(answers):
+    from w2c_tui.api.probe import list_models
+
+    transport, seen = _listing_server(answers)
+    policy = RetryPolicy(base_delay_seconds=0.0, retry_sleep_seconds=0.0, jitter=False)
+
+    async def go():
+        async with httpx.AsyncClient(transport=transport) as client:
+            return await list_models("http://gateway/v1", None, client=client, policy=policy)
+
+    return asyncio.run(go()), len(seen)
+
+
+def test_one_passing_fault_on_the_model_listing_is_asked_again():
+    for fault in ("html", "cut", 503, 429):
+        listing, sent = _listing([fault, "ok"])
+        assert listing.ok and listing.models == ["m"], fault
+        assert sent == 2
+
+
+def test_a_listing_fault_on_every_attempt_is_the_servers_answer():
+    listing, sent = _listing(["html"])
+    assert not listing.ok and "html" in listing.content_type and sent == 4
+    listing, sent = _listing([401])  # the request itself is refused: asked once
+    assert listing.status == 401 and sent == 1

@@ -170,7 +170,8 @@ def test_resume_sends_requests_only_for_missing_uuids(full_run, sim):
     [again] = run_launch(config, "integration")
     assert again.ok and again.plan.fingerprint == outcome.plan.fingerprint
     stats = sim.stats()
-    model_calls = {path: n for path, n in stats["requests"].items() if path != "/v1/models"}  # preflight probe
+    preflight = {"/v1/models", "/version"}  # what launch asks before the run
+    model_calls = {path: n for path, n in stats["requests"].items() if path not in preflight}
     assert model_calls == {"/v1/chat/completions": 7}, stats
     resent = [c["uuid"] for c in iter_calls(paths.calls_file("mcq"))][-7:]
     assert set(resent) == dropped

@@ -409,7 +409,7 @@ async def test_first_save_from_the_app_is_commented(folder):
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: (folder / "config.toml").exists(), timeout=10)
     text = (folder / "config.toml").read_text()
-    assert "# Seconds before a request is abandoned and retried." in text
+    assert "# Most seconds one attempt may take." in text
     assert load_config(folder / "config.toml", environ={}).embedded
 
 

@@ -218,7 +218,7 @@ def vllm_truth():
 
     def truth(pairs: Sequence[tuple[Sequence[int], Sequence[int]]]) -> list[dict]:
         script = Path(__file__).with_name("vllm_truth.py")
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "HF_HUB_OFFLINE": "1"}
         done = subprocess.run(
             [str(vllm_bed.VENV_PYTHON), str(script), str(vllm_bed.MODEL_DIR)],
             input=json.dumps([[list(c), list(t)] for c, t in pairs]), capture_output=True, text=True, env=env, timeout=900,

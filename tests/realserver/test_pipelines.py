@@ -3,7 +3,9 @@ llama-cpp-python server, with SmolLM2-135M as both target and judge.
 
 The 135M model's answers are mostly garbage; they are kept as they are, since they exercise
 judge repair and label coercion on real output. The test asserts only that every row is
-obtained (exit 0) and that the bookkeeping is consistent, never the model's accuracy.
+obtained and that the bookkeeping is consistent, never the model's accuracy. As a judge the
+135M model may label none of the answers: llm_judge then ends failed (exit 2) with one line
+saying so, by design, its rows kept.
 """
 
 from __future__ import annotations
@@ -112,12 +114,14 @@ def test_the_dataset_is_the_shortest_examples_of_each_label():
 
 def test_every_pipeline_obtains_every_row(finished):
     lines, result = finished
-    assert result.returncode == 0, result.stderr[-3000:]
+    judge_unusable = "gave no readable label for any" in result.stderr
+    assert result.returncode == (2 if judge_unusable else 0), result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     session = Path(result.stdout.strip().splitlines()[-1])
     uuids = {json.loads(line)["uuid"] for line in lines}
     for exp, name in PRIMARY.items():
-        assert (session / "checkpoints" / exp / "_DONE.json").is_file(), exp
+        done = (session / "checkpoints" / exp / "_DONE.json").is_file()
+        assert done != (judge_unusable and exp == "llm_judge"), exp
         rows = list(iter_rows(session / "checkpoints" / exp / name))
         assert {row["uuid"] for row in rows} == uuids, exp
         summary = json.loads((session / "artifacts_local" / exp / "audit_summary.json").read_text())

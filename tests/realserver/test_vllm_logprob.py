@@ -27,7 +27,7 @@ from .vllm_bed import VLLM_VERSION
 
 from conftest import write_config
 
-PER_LABEL = 3  # 3 per label of the bundled file: 12 examples, 48 choices
+PER_LABEL = 3  # the bundled file has three labels: 9 examples, 36 choices
 TOLERANCE = 1e-3
 
 RUN = """

@@ -14,9 +14,12 @@ machine. OUT_DIR appears only when complete (written beside it, then renamed).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sys
 from pathlib import Path
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # one line per step in `make test`'s log, not progress bars
 
 # SHA-256 of model.safetensors as written by transformers 5.19.0 from the GGUF of fetch_model.py.
 WEIGHTS_SHA256 = "a672150fb4f99d7c8f4168cecdd464069c0ef3a37d8113f22ddb9d48031d03cd"
@@ -34,7 +37,7 @@ def convert(gguf: Path, out: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaForCausalLM
 
-    loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, torch_dtype=torch.float32)
+    loaded = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
     config = loaded.config
     if hasattr(config, "quantization_config"):
         del config.quantization_config

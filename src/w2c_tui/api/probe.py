@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
+import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -30,7 +32,15 @@ import httpx
 
 from w2c_tui.api.client import ApiClient
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, endpoint_url
-from w2c_tui.api.retry import ApiError, RetriesExhaustedError, RetryPolicy
+from w2c_tui.api.retry import (
+    ApiError,
+    CallRetries,
+    RetriesExhaustedError,
+    RetryPolicy,
+    TransientFailure,
+    cause_for_exception,
+    cause_for_status,
+)
 from w2c_tui.api.echo import LOGPROB_RULE, EchoLayoutError, ImpossibleLogprobError, impossible_logprob, read_echo
 from w2c_tui.redaction import redact_text, scrub
 
@@ -39,6 +49,8 @@ PREFIXES = ("The capital of France is", "One, two, three, four,", "The sky is")
 # Echo and generation compute the same number in different batches; a shifted echo is off by nats.
 ALIGN_TOLERANCE = 0.02
 PROBE_RETRIES = 3
+# GET /models attempts before launch takes its answer as the server's (api/retry.py SAME_ANSWER_LIMIT).
+LISTING_ATTEMPTS = 4
 
 
 @dataclass
@@ -249,6 +261,10 @@ class ModelListing:
     models: list[str] = field(default_factory=list)  # sorted ids of a 200 JSON answer
     unreadable: str | None = None  # a 200 whose body is not the JSON list of models
     reason: str = ""  # "HTTP 401: <the server's words>" for a status other than 200
+    cause: str | None = None  # the retry cause when another attempt may answer otherwise
+
+    def describe(self) -> str:
+        return self.unreachable or self.unreadable or self.reason or self.content_type
 
     @property
     def ok(self) -> bool:
@@ -256,25 +272,57 @@ class ModelListing:
 
 
 async def list_models(
-    base_url: str, token: str | None, *, timeout: float = 10.0, client: httpx.AsyncClient | None = None
+    base_url: str,
+    token: str | None,
+    *,
+    timeout: float = 10.0,
+    client: httpx.AsyncClient | None = None,
+    policy: RetryPolicy | None = None,
 ) -> ModelListing:
-    """GET /models on `base_url` (with its own client unless one is given); never raises for the server's faults."""
+    """GET /models on `base_url` (with its own client unless one is given); never raises for the server's faults.
+
+    With a `policy`, an answer that may pass (no answer, 408/429/5xx, a web page or a body cut
+    short) is asked again, at most LISTING_ATTEMPTS times: launch refuses a run on this answer,
+    so one passing fault must not decide it, while a wrong base URL is still told in seconds.
+    """
     if client is None:
         async with httpx.AsyncClient(timeout=timeout) as own:
-            return await list_models(base_url, token, timeout=timeout, client=own)
+            return await list_models(base_url, token, timeout=timeout, client=own, policy=policy)
+    if policy is None:
+        return await _list_models_once(client, base_url, token)
+    short = replace(policy, max_retries=LISTING_ATTEMPTS - 1)
+    retries = CallRetries(short, asyncio.sleep, random.Random(), lambda failure, wait: None)
+    listing = ModelListing()
+    try:
+        async for attempt in retries.loop():
+            with attempt:
+                started = time.monotonic()
+                listing = await _list_models_once(client, base_url, token)
+                if listing.cause is not None:
+                    raise TransientFailure(listing.cause, listing.describe(), listing.status, time.monotonic() - started)
+    except TransientFailure:
+        pass  # the last answer stands: it came on every attempt
+    return listing
+
+
+async def _list_models_once(client: httpx.AsyncClient, base_url: str, token: str | None) -> ModelListing:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
         response = await client.get(endpoint_url(base_url, MODELS_ENDPOINT), headers=headers)
     except httpx.HTTPError as exc:
-        return ModelListing(unreachable=type(exc).__name__)
+        return ModelListing(unreachable=type(exc).__name__, cause=cause_for_exception(exc))
     listing = ModelListing(status=response.status_code, content_type=response.headers.get("content-type", ""))
     if response.status_code != 200:
         listing.reason = _reason(response)
+        listing.cause = cause_for_status(response.status_code)
         return listing
+    if "json" not in listing.content_type.lower():
+        listing.cause = "html"  # a proxy's page now and then; every time, a base URL that is not the API
     try:
         listing.models = sorted(model_ids(response.json()))
     except ValueError as exc:
         listing.unreadable = type(exc).__name__
+        listing.cause = listing.cause or "bad_json"
     return listing
 
 

@@ -143,7 +143,7 @@ class Launch:
         for provider in providers:
             if provider.name not in used:
                 continue
-            listing = await list_models(provider.base_url, provider.token, timeout=timeout)
+            listing = await list_models(provider.base_url, provider.token, timeout=timeout, policy=self._policy())
             if listing.unreachable:
                 raise LaunchError(
                     f"cannot reach provider '{provider.name}' at {provider.base_url} ({listing.unreachable}); "

@@ -342,3 +342,33 @@ def test_a_huge_text_in_the_trace_is_cut_with_a_note_saying_how_much_and_where()
     for widget in judge_widgets(trace, "direct"):
         assert len(str(getattr(widget, "content", ""))) < TEXT_LIMIT + 300
     assert time.monotonic() - started < 5
+
+
+def test_a_judge_that_labels_only_some_answers_is_said_at_the_end():
+    from types import SimpleNamespace
+
+    from w2c_tui.cli.progress import end_notes
+
+    pipeline = {"done": 300, "forced_labels": 41, "answers": 600, "empty_answers": 0, "cut_answers": 0}
+    snap = {"bad_answers": {}, "bad_answer_messages": {}, "usage": {}, "pipelines": {"llm_judge": pipeline}}
+    state = SimpleNamespace(snapshot=lambda: snap, usage=SimpleNamespace(implausible={}))
+    [line] = end_notes(state)
+    assert "no readable label for 41 of 300 llm_judge answers" in line
+    pipeline["forced_labels"] = 0
+    assert end_notes(state) == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"choices": ["a string"]}, {"choices": [{"logprobs": ["x"]}]}, {"choices": "none"}, ["not", "an", "object"],
+     {"choices": [{"logprobs": {"tokens": "abc", "token_logprobs": 3}}]}],
+)
+def test_the_probe_reads_a_misshapen_completions_answer_without_an_internal_error(answer):
+    from w2c_tui.api.probe import LogprobSupport, _alignment
+
+    class Client:
+        async def completions(self, *args, **kwargs):
+            return answer
+
+    support = LogprobSupport("bad", "http://127.0.0.1:9/v1", "stub")
+    assert asyncio.run(_alignment(Client(), "stub", "The sky is", support)) is False

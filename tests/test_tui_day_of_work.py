@@ -462,3 +462,19 @@ async def test_quitting_during_a_run_asks_then_cancels_it_cleanly(folder):
     assert info.status in RESUMABLE
     assert not info.damaged
     assert not (Path(record.sessions[0].session_dir) / "session.lock").exists()  # released: resumable
+
+
+async def test_adding_a_sweep_from_the_keyboard_keeps_the_app_running(folder):
+    """Focus `+ sweep` and press Enter, as a keyboard-only user does: a new row, no crash
+    (the new row was read before it had composed its fields)."""
+    app = W2cApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        setup = await setup_ready(app, pilot)
+        before = len(setup.query(".sweep-row"))
+        for _ in range(3):
+            setup.query_one("#add-sweep").focus()
+            await pilot.press("enter")
+            await pilot.pause()
+        await wait_for(pilot, lambda: len(setup.query(".sweep-row")) == before + 3)
+        assert app.is_running and app.screen is setup
+        assert [row.read().method for row in setup.query(".sweep-row")][-1]

@@ -170,9 +170,9 @@ async def _tokenizer_ids(client: ApiClient, model: str, support: LogprobSupport)
 async def _alignment(client: ApiClient, model: str, prefix: str, support: LogprobSupport) -> bool:
     """Compare generation with echo after `prefix`; False when this prefix could not tell."""
     generated = await client.completions(model, prefix, max_tokens=1, echo=False, logprobs=1, temperature=0.0)
-    choice = (generated.get("choices") or [{}])[0]
-    lp = choice.get("logprobs") or {}
-    tokens, values = lp.get("tokens") or [], lp.get("token_logprobs") or []
+    choice = _choice(generated)
+    lp = _mapping(choice.get("logprobs"))
+    tokens, values = _list(lp.get("tokens")), _list(lp.get("token_logprobs"))
     if not tokens or not values:
         if choice.get("logprobs") is None:
             support.problem = f"{support.server} returns no log-probabilities from /completions (logprobs is null)"
@@ -198,9 +198,8 @@ async def _alignment(client: ApiClient, model: str, prefix: str, support: Logpro
             support.problem = f"{support.server} refuses echo with logprobs ({exc})"
             return False
         raise
-    choices = echoed.get("choices") or [{}]
     try:
-        echo = read_echo(choices[0], prompt_text=prefix + token, usage=echoed.get("usage"))
+        echo = read_echo(_choice(echoed), prompt_text=prefix + token, usage=_mapping(echoed).get("usage"))
     except ImpossibleLogprobError as exc:
         support.problem = f"{support.server} sends impossible log-probabilities in its echo ({exc})"
         return False
@@ -229,7 +228,7 @@ async def _echoes_ids_as_sent(client: ApiClient, model: str, ids: list[int]) -> 
     """Token-id prompts are taken as they are: the echo spells the prefix back, nothing added."""
     try:
         response = await client.completions(model, ids, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
-        echo = read_echo((response.get("choices") or [{}])[0], n_prompt_tokens=len(ids), usage=response.get("usage"))
+        echo = read_echo(_choice(response), n_prompt_tokens=len(ids), usage=_mapping(response).get("usage"))
     except (ApiError, EchoLayoutError):
         return False
     return "".join(echo.prompt_tokens) == PREFIXES[0]
@@ -241,8 +240,23 @@ async def _accepts_list(client: ApiClient, model: str, prompts: list[Any]) -> bo
         response = await client.completions(model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
     except ApiError:
         return False
-    choices = response.get("choices") or []
-    return len(choices) == len(prompts) and all((c.get("logprobs") or {}).get("tokens") for c in choices)
+    choices = _list(_mapping(response).get("choices"))
+    return len(choices) == len(prompts) and all(_mapping(_mapping(c).get("logprobs")).get("tokens") for c in choices)
+
+
+# A server's JSON may hold anything anywhere: these read a shape without assuming it.
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _choice(response: Any) -> dict[str, Any]:
+    """The first choice of a completions answer, {} when there is none or it is not an object."""
+    choices = _list(_mapping(response).get("choices"))
+    return _mapping(choices[0]) if choices else {}
 
 
 # Model listing and the connection test

@@ -70,6 +70,12 @@ def end_notes(state: RunState) -> list[str]:
             "their tokens count as unknown, not in the totals, the cost or the token budget"
         )
     for name, p in snap["pipelines"].items():
+        forced, done = p.get("forced_labels") or 0, p["done"]
+        if forced and forced < done:  # all of them: the pipeline failed, and its line says so
+            lines.append(
+                f"w2c-tui: the judge gave no readable label for {forced} of {done} {name} answers; they count as "
+                "cannot_answer, so part of the figures is that fallback's: check judge_model and judge_max_tokens"
+            )
         if p["answers"] and p["empty_answers"] * 2 > p["answers"]:
             if p["cut_answers"] * 2 > p["empty_answers"]:
                 advice = (

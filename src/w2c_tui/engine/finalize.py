@@ -139,14 +139,21 @@ _UNUSABLE = {
 }
 
 
+def unusable_labels(exp_name: str, rows: dict[str, dict[str, Any]]) -> int:
+    """How many rows carry no usable judge label (0 for a kind without a judge)."""
+    rule = _UNUSABLE.get(exp_name)
+    if rule is None:
+        return 0
+    key, unusable, _ = rule
+    return sum(row.get(key) is unusable for row in rows.values())
+
+
 def unusable_judge(exp_name: str, rows: dict[str, dict[str, Any]], judge_model: str) -> str | None:
     """One line when every row's judge label is unusable (the pipeline then ends failed), else None."""
     rule = _UNUSABLE.get(exp_name)
-    if rule is None or not rows:
+    if rule is None or not rows or unusable_labels(exp_name, rows) < len(rows):
         return None
-    key, unusable, what = rule
-    if any(row.get(key) is not unusable for row in rows.values()):
-        return None
+    _, _, what = rule
     return (
         f"the judge '{judge_model}' {what.format(n=len(rows))}; "
         "check judge_model and judge_max_tokens (the judge's replies are in the trace), then run again"

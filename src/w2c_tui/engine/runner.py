@@ -15,6 +15,7 @@ from w2c_tui.engine.finalize import (
     metrics_for,
     metrics_stale,
     unusable_judge,
+    unusable_labels,
     write_summaries,
 )
 from w2c_tui.engine.plan import SessionPlan
@@ -266,7 +267,9 @@ class SessionRunner:
             pipeline.ctx.audit,
             seed=self.loaded.settings.run.api_seed,
         )
-        unusable = unusable_judge(pipeline.exp_name, {u: r for u, r in rows.items() if u in wanted}, pipeline.ctx.judge_model)
+        own = {u: r for u, r in rows.items() if u in wanted}
+        progress.forced_labels = unusable_labels(pipeline.exp_name, own)
+        unusable = unusable_judge(pipeline.exp_name, own, pipeline.ctx.judge_model)
         if unusable is not None:  # every row written, none usable: not complete, and a resume alone cannot help
             complete = False
             progress.status = FAILED

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, Select, Static
 
@@ -43,11 +44,14 @@ class SweepRow(Vertical):
         yield Static("", classes="field-error", markup=False)
 
     def read(self) -> SweepValues:
-        return SweepValues(
-            method=str(self.query_one(".sweep-method", Select).value),
-            k=self.query_one(".sweep-k", Input).value,
-            temperatures=self.query_one(".sweep-temperatures", Input).value,
-        )
+        try:
+            return SweepValues(
+                method=str(self.query_one(".sweep-method", Select).value),
+                k=self.query_one(".sweep-k", Input).value,
+                temperatures=self.query_one(".sweep-temperatures", Input).value,
+            )
+        except NoMatches:  # mounted a moment ago, not composed yet: nobody has edited it
+            return self.values
 
     def show_error(self, message: str | None) -> None:
         error = self.query_one(".field-error", Static)

@@ -31,10 +31,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests" / "realserver"))
+sys.path.insert(0, str(HERE.parent / "tests"))
 
 import lm_eval_parity as parity  # noqa: E402  (benchmarks/ is not a package)
-import vllm_bed  # noqa: E402
+from realserver import vllm_bed  # noqa: E402
 
 
 def scoring_seconds(session: Path) -> float:

@@ -20,19 +20,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 
 from .fetch_model import gguf_path
+from .server_process import ServerProcess, start, stop
 
 MODEL_ALIAS = "smollm2-135m-instruct"
 # The longest request of test_pipelines (a judge repair) is ~1,150 tokens; 2048 leaves room.
@@ -63,59 +60,22 @@ def _require() -> Path:
     return model
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class RealServer:
-    base_url: str  # ends in /v1
-    model: str
-    process: subprocess.Popen
-    log: Path
-    start_seconds: float
-
-    @property
-    def root(self) -> str:
-        return self.base_url.removesuffix("/v1")
+RealServer = ServerProcess
 
 
 def start_server(model: Path, log: Path, timeout: float = 120) -> RealServer:
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model), "--model_alias", MODEL_ALIAS,
-        "--logits_all", "true", "--n_ctx", str(N_CTX), "--n_threads", str(N_THREADS),
-        "--host", "127.0.0.1", "--port", str(port),
-    ]
-    started = time.monotonic()
-    with log.open("wb") as out:  # a file, not a pipe: the server logs a lot and must never block
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**OMP_ENV, **os.environ})
-    base_url = f"http://127.0.0.1:{port}/v1"
-    while time.monotonic() - started < timeout:
-        if process.poll() is not None:
-            break
-        try:
-            if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
-                return RealServer(base_url, MODEL_ALIAS, process, log, time.monotonic() - started)
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    stop_server(process)
-    tail = log.read_text(errors="replace")[-2000:]
-    raise RuntimeError(f"llama_cpp.server did not answer /v1/models within {timeout:.0f} s; its log ends:\n{tail}")
+    def command(port: int) -> list[str]:
+        return [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(model), "--model_alias", MODEL_ALIAS,
+            "--logits_all", "true", "--n_ctx", str(N_CTX), "--n_threads", str(N_THREADS),
+            "--host", "127.0.0.1", "--port", str(port),
+        ]
+
+    return start("llama_cpp.server", command, MODEL_ALIAS, log, env={**OMP_ENV, **os.environ}, timeout=timeout)
 
 
-def stop_server(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+stop_server = stop
 
 
 @pytest.fixture(scope="session")
@@ -199,7 +159,7 @@ def vllm_server(tmp_path_factory):
 
     url = os.environ.get(VLLM_URL_ENV)
     if url:
-        yield vllm_bed.VllmServer(f"{url.rstrip('/')}/v1", vllm_bed.SERVED_NAME, None, Path("/dev/null"), 0.0, ())
+        yield ServerProcess(f"{url.rstrip('/')}/v1", vllm_bed.SERVED_NAME, None, Path("/dev/null"), 0.0)
         return
     require_vllm_bed()
     server = vllm_bed.start(tmp_path_factory.mktemp("vllm") / "server.log", vllm_bed.TOOL_PARSER_ARGS)

@@ -11,13 +11,10 @@ Used by conftest.py (fixtures) and by benchmarks/ (which start their own server)
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from .server_process import ServerProcess, stop  # noqa: F401 (stop: the benchmarks' and tests' way to end it)
+from .server_process import start as start_process
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".cache"
@@ -51,70 +48,21 @@ def missing() -> list[str]:
     return problems
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@dataclass
-class VllmServer:
-    base_url: str  # ends in /v1
-    model: str
-    process: subprocess.Popen
-    log: Path
-    start_seconds: float
-    args: tuple[str, ...]
-
-    @property
-    def root(self) -> str:
-        return self.base_url.removesuffix("/v1")
-
-    def log_tail(self, chars: int = 3000) -> str:
-        return self.log.read_text(errors="replace")[-chars:]
+VllmServer = ServerProcess
 
 
 def start(log: Path, extra_args: tuple[str, ...] = (), timeout: float = 900) -> VllmServer:
-    """A vLLM OpenAI server on a free loopback port, ready (GET /v1/models answers 200).
+    """A vLLM OpenAI server on a free loopback port, ready. The first start on 2 busy cores
+    takes minutes (warm-up compilation)."""
 
-    The first start on 2 busy cores takes minutes (warm-up compilation); its log goes to `log`.
-    """
-    port = free_port()
-    command = [
-        str(VENV_PYTHON), "-m", "vllm.entrypoints.openai.api_server",  # the `vllm` script looks for a "vllm" distribution
-        "--model", str(MODEL_DIR), "--served-model-name", SERVED_NAME,
-        "--dtype", "float32", "--max-model-len", str(MAX_MODEL_LEN), "--seed", "0",
-        "--host", "127.0.0.1", "--port", str(port), *extra_args,
-    ]
+    def command(port: int) -> list[str]:
+        return [
+            str(VENV_PYTHON), "-m", "vllm.entrypoints.openai.api_server",  # the `vllm` script looks for a "vllm" distribution
+            "--model", str(MODEL_DIR), "--served-model-name", SERVED_NAME,
+            "--dtype", "float32", "--max-model-len", str(MAX_MODEL_LEN), "--seed", "0",
+            "--host", "127.0.0.1", "--port", str(port), *extra_args,
+        ]
+
     env = {**os.environ, **ENV}
     env.pop("PYTHONPATH", None)  # the vLLM venv alone
-    started = time.monotonic()
-    with log.open("wb") as out:  # a file, not a pipe: a full pipe would block the server
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=CACHE, start_new_session=True)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    while time.monotonic() - started < timeout:
-        if process.poll() is not None:
-            break
-        try:
-            if httpx.get(f"{base_url}/models", timeout=5).status_code == 200:
-                return VllmServer(base_url, SERVED_NAME, process, log, time.monotonic() - started, tuple(extra_args))
-        except httpx.TransportError:
-            pass
-        time.sleep(1)
-    stop(process)
-    tail = log.read_text(errors="replace")[-3000:]
-    raise RuntimeError(f"vLLM did not answer /v1/models within {timeout:.0f} s (exit {process.returncode}); its log ends:\n{tail}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop the server and the engine process it started (its own process group)."""
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, 15)
-        except ProcessLookupError:
-            return
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
+    return start_process("vLLM", command, SERVED_NAME, log, env=env, timeout=timeout, cwd=CACHE, args=tuple(extra_args))

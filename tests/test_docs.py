@@ -232,3 +232,11 @@ def test_every_config_key_is_documented_in_its_section(marker):
     body = "\n".join(matching)
     missing = [key for key in config_sections()[marker] if f"`{key}`" not in body]
     assert not missing, f"keys of {marker} not described in its section: {missing}"
+
+
+def test_the_overload_rule_is_documented_as_the_code_has_it():
+    from w2c_tui.api.adaptive import OVERLOAD_COUNT, WINDOW
+
+    rule = f"{OVERLOAD_COUNT} of the last {WINDOW}"
+    for doc in ("configuration.md", "operations-audit-guide.md"):
+        assert rule in " ".join((DOCS / doc).read_text().split()), doc

@@ -31,7 +31,7 @@ from w2c_tui.store.jsonl import iter_rows, read_json
 from w2c_tui.store.layout import AUDIT_FILE
 from w2c_tui.store.usage import Price, Usage, book_of_records, cost_of
 from w2c_tui.store.usage_text import usage_text
-from w2c_tui.store.usage_values import MAX_TOKENS_PER_REQUEST, read_usage, token_count
+from w2c_tui.usage_values import MAX_TOKENS_PER_REQUEST, read_usage, token_count
 
 PRICED = '\n[prices."stub"]\ninput_per_million = 1.0\noutput_per_million = 2.0\n'
 

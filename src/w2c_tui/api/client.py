@@ -18,7 +18,7 @@ from w2c_tui.api.pool import ShardedHttp
 from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
 from w2c_tui.api.pacing import PacingTally
 from w2c_tui.api.token_budget import estimate_tokens, used_tokens
-from w2c_tui.store.usage_values import read_usage
+from w2c_tui.usage_values import read_usage
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, endpoint_url
 from w2c_tui.api.providers import route as route_model

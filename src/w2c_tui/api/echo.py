@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from w2c_tui.api.bad_response import BadResponse
-from w2c_tui.store.usage_values import token_count
+from w2c_tui.usage_values import token_count
 
 
 class EchoLayoutError(BadResponse):

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from w2c_tui.store.usage_values import read_usage
+from w2c_tui.usage_values import read_usage
 
 Sleep = Callable[[float], Awaitable[None]]
 

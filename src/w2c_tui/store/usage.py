@@ -9,7 +9,7 @@ target, judge and judge repair calls, /completions scoring calls and /tokenize c
 - A generation call without `usage` is counted in `requests_without_usage`: its tokens are
   unknown, never guessed, so a total with unknown requests is a lower bound.
 - A call whose usage counts cannot be true (negative, fractional, text, NaN, above 10^8 a
-  request: `store/usage_values.py`) is counted the same way, as unknown, and also in
+  request: `usage_values.py`) is counted the same way, as unknown, and also in
   `requests_implausible_usage`, so that it is said; its counts are never summed or priced.
 - Other endpoints (/tokenize, /models) generate nothing and bill nothing: they count as
   requests with 0 tokens unless they report usage themselves.
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from w2c_tui.store.usage_values import read_usage
+from w2c_tui.usage_values import read_usage
 from w2c_tui.store.call_files import iter_calls
 
 GENERATION_ENDPOINTS = ("/chat/completions", "/completions")

@@ -465,16 +465,20 @@ async def test_quitting_during_a_run_asks_then_cancels_it_cleanly(folder):
 
 
 async def test_adding_a_sweep_from_the_keyboard_keeps_the_app_running(folder):
-    """Focus `+ sweep` and press Enter, as a keyboard-only user does: a new row, no crash
-    (the new row was read before it had composed its fields)."""
+    """Reach `+ sweep` with shift+tab and press Enter, as a keyboard-only user does: a new row,
+    no crash (the form read the new row before it had composed its fields: NoMatches)."""
     app = W2cApp(None)
     async with app.run_test(size=SIZE) as pilot:
         setup = await setup_ready(app, pilot)
         before = len(setup.query(".sweep-row"))
-        for _ in range(3):
-            setup.query_one("#add-sweep").focus()
-            await pilot.press("enter")
-            await pilot.pause()
-        await wait_for(pilot, lambda: len(setup.query(".sweep-row")) == before + 3)
+        for _ in range(80):
+            await pilot.press("shift+tab")
+            if getattr(app.focused, "id", None) == "add-sweep":
+                break
+        assert getattr(app.focused, "id", None) == "add-sweep"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(setup.query(".sweep-row")) == before + 1 or not app.is_running)
+        await pilot.pause(0.3)
         assert app.is_running and app.screen is setup
+        assert len(setup.query(".sweep-row")) == before + 1
         assert [row.read().method for row in setup.query(".sweep-row")][-1]

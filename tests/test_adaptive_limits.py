@@ -11,7 +11,7 @@ import pytest
 
 from conftest import write_config
 from w2c_tui.api import ApiClient, ProviderSettings
-from w2c_tui.api.adaptive import NEUTRAL, OK, OVERLOAD, AdaptiveConcurrency, verdict_for
+from w2c_tui.api.adaptive import NEUTRAL, OK, OVERLOAD, OVERLOAD_COUNT, WINDOW, AdaptiveConcurrency, verdict_for
 from w2c_tui.api.limits import Pacing, ProviderLimits
 from w2c_tui.api.token_budget import TokenBudget, estimate_tokens, used_tokens
 from w2c_tui.config import load_config
@@ -34,10 +34,10 @@ async def take(limiter: AdaptiveConcurrency, n: int) -> list[int]:
 
 
 def refuse(limiter: AdaptiveConcurrency, tickets: list[int]):
-    """Sustained refusals: five 429s in a row; the change the fifth one caused."""
-    assert len(tickets) == 5
-    assert [limiter.release(t, OVERLOAD) for t in tickets[:4]] == [None] * 4
-    return limiter.release(tickets[4], OVERLOAD)
+    """Sustained refusals: OVERLOAD_COUNT 429s in a row (of `tickets`); the change the last one caused."""
+    first, last = tickets[: OVERLOAD_COUNT - 1], tickets[OVERLOAD_COUNT - 1]
+    assert [limiter.release(t, OVERLOAD) for t in first] == [None] * len(first)
+    return limiter.release(last, OVERLOAD)
 
 
 # The limiter
@@ -46,10 +46,10 @@ def refuse(limiter: AdaptiveConcurrency, tickets: list[int]):
 async def test_overloads_of_one_round_shrink_the_limit_once():
     limiter = AdaptiveConcurrency(ceiling=64, initial=32, clock=Clock())
     tickets = await take(limiter, 32)
-    change = refuse(limiter, tickets[:5])
+    change = refuse(limiter, tickets[:OVERLOAD_COUNT])
     assert (change.old, change.new, change.reason) == (32, 16, "overload")
     # More refusals of requests sent before the decrease: nothing new, no change.
-    assert all(limiter.release(t, OVERLOAD) is None for t in tickets[5:31])
+    assert all(limiter.release(t, OVERLOAD) is None for t in tickets[OVERLOAD_COUNT:31])
     assert limiter.limit == 16 and limiter.overloads == 31 and limiter.decreases == 1
     # Requests started after the decrease that are refused again: the next round, halved again.
     limiter.release(tickets[31], OK)
@@ -65,9 +65,11 @@ async def test_a_lone_refusal_timeouts_and_drops_change_nothing():
             limiter.release(await limiter.acquire(), OK)
     tickets = await take(limiter, 16)
     assert limiter.release(tickets[0], OVERLOAD) is None  # one 429 among successes: noise
-    assert all(limiter.release(t, OK) is None for t in tickets[1:4])
-    assert [limiter.release(t, OVERLOAD) for t in tickets[4:8]] == [None] * 4  # 4 of the last 6 still not 5
-    assert limiter.limit == 16 and limiter.decreases == 0 and limiter.overloads == 5
+    assert all(limiter.release(t, OK) is None for t in tickets[1:WINDOW])
+    # One short of OVERLOAD_COUNT refusals in the window: still not sustained.
+    short = tickets[WINDOW : WINDOW + OVERLOAD_COUNT - 1]
+    assert [limiter.release(t, OVERLOAD) for t in short] == [None] * len(short)
+    assert limiter.limit == 16 and limiter.decreases == 0 and limiter.overloads == OVERLOAD_COUNT
 
 
 async def test_random_refusals_at_a_twenty_percent_fault_rate_never_shrink_the_limit():
@@ -319,7 +321,7 @@ async def test_the_client_adapts_to_the_sims_capacity(make_sim):
     refused = sim.stats()["capacity_refusals_total"]
     assert pacing["overloads"] == refused and pacing["requests"] == 120 + refused
     # A fixed 32 gets most of its requests refused. Starting at twice the capacity costs a few
-    # refusals per decrease (five of the last six answers must be refusals: one is noise), so
+    # refusals per decrease (OVERLOAD_COUNT of the last WINDOW answers: one is noise), so
     # a run this short refuses more than a long one does (benchmarks/capacity.py: ~2%).
     assert refused <= 0.25 * (120 + refused)
     assert pacing["min_limit"] < 8 and pacing["limit"] <= 6
@@ -336,9 +338,10 @@ def test_a_launch_against_the_capacity_sim_records_its_pacing(make_sim, tmp_path
     assert outcome.ok
     snap = outcome.state.snapshot()
     pacing = snap["pacing"]["sim"]
-    # The first round (4 at once) is one too many: five refusals in six answers say so (one would
-    # be noise); after that the limit stays at or under 3.
-    assert pacing["ceiling"] == 24 and 5 <= pacing["overloads"] <= 8 and pacing["min_limit"] < 4
+    # The first round (4 at once) is one too many: OVERLOAD_COUNT refusals in WINDOW answers say
+    # so (one would be noise); after that the limit stays at or under 3.
+    assert pacing["ceiling"] == 24 and OVERLOAD_COUNT <= pacing["overloads"] <= OVERLOAD_COUNT + 3
+    assert pacing["min_limit"] < 4
     session = tmp_path / "workdir" / "runs" / "pacing"
     metrics = json.loads(next(session.rglob("metrics.json")).read_text())
     assert metrics["pacing"]["sim"]["overloads"] == pacing["overloads"]

@@ -53,11 +53,13 @@ DEFAULT_DECREASE_FACTOR = 0.5
 RECOVERY_SHARE = 0.9
 PROBE_ROUNDS = 8
 # Sustained overload: OVERLOAD_COUNT of the last WINDOW answers of the round refused. By
-# chance alone (429s and 503s as 8% of answers, as at a 20% fault rate) that comes once in
-# ~50,000 answers; past a server's capacity the refused requests come back at once and
-# their places are refused again, so it comes within a few milliseconds.
-WINDOW = 6
-OVERLOAD_COUNT = 5
+# chance alone that comes once in ~5,000 answers when 429s and 503s are 8% of them, once in
+# ~100,000 at the simulator's 20% fault rate (4% of them); past a server's capacity the
+# refused requests come back at once and their places are refused again, so it comes within
+# a few milliseconds. Each decrease costs OVERLOAD_COUNT refusals: a longer window would
+# ignore more noise and refuse more at capacity (5 of 6: 3-5% refused in benchmarks/capacity.py).
+WINDOW = 5
+OVERLOAD_COUNT = 4
 
 
 def verdict_for(status: int | None, ok: bool) -> str:

@@ -98,20 +98,17 @@ class UsageBook:
     by_model: dict[str, Usage] = field(default_factory=dict)
     roles: dict[str, set[str]] = field(default_factory=dict)
 
-    def add_record(self, record: Mapping[str, Any]) -> bool:
-        """Count one call record if it is an answered request; returns whether it was."""
-        return self.count_record(record) is not False
-
-    def count_record(self, record: Mapping[str, Any]) -> bool | str:
-        """Like add_record, but an answered request with implausible usage returns what was wrong."""
+    def add_record(self, record: Mapping[str, Any]) -> str | None:
+        """Count one call record if it is an answered request; returns what made its usage
+        implausible when it did (those tokens count as unknown), else None."""
         if not is_answered(record):
-            return False
+            return None
         endpoint, usage = record.get("endpoint"), record.get("usage")
         model = str(record.get("model") or "?")
         problem = self.total.add_answer(endpoint, usage)
         self.by_model.setdefault(model, Usage()).add_answer(endpoint, usage)
         self.roles.setdefault(model, set()).add(role_of(record))
-        return problem or True
+        return problem
 
     def merge(self, other: "UsageBook") -> None:
         self.total.add(other.total)
@@ -214,11 +211,10 @@ class LiveUsage:
             if book is None:
                 book = self._books[exp_name] = UsageBook()
             first = not book.total.requests_implausible_usage
-            counted = book.count_record(record)
-            if isinstance(counted, str):
-                self.implausible.setdefault(exp_name, counted)
-                return counted if first else None
-            return None
+            problem = book.add_record(record)
+            if problem is not None:
+                self.implausible.setdefault(exp_name, problem)
+            return problem if first else None
 
     def snapshot(self) -> dict[str, Any]:
         """{"total": usage, "by_model": model -> usage with role, "pipelines": exp_name -> usage}."""

@@ -20,7 +20,7 @@ from w2c_tui.api.pacing import PacingTally
 from w2c_tui.api.token_budget import estimate_tokens, used_tokens
 from w2c_tui.usage_values import read_usage
 from w2c_tui.api.observer import CallObserver
-from w2c_tui.api.providers import ProviderSettings, endpoint_url
+from w2c_tui.api.providers import ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.providers import route as route_model
 from w2c_tui.redaction import redact_text, register_secrets
 from w2c_tui.api.results import ChatResult, chat_result
@@ -256,7 +256,7 @@ class ApiClient:
         if self._closed:
             raise RuntimeError("ApiClient is closed")
         settings.check_token()
-        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+        headers = auth_headers(settings.token)
         timeout = httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds))
         tls = httpx.create_ssl_context()  # one per provider: loading CA certificates costs ~15 ms each
 

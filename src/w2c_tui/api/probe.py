@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.providers import MissingTokenError, ProviderSettings, endpoint_url
+from w2c_tui.api.providers import MissingTokenError, ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.retry import (
     ApiError,
     CallRetries,
@@ -320,7 +320,7 @@ async def list_models(
 
 
 async def _list_models_once(client: httpx.AsyncClient, base_url: str, token: str | None) -> ModelListing:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = auth_headers(token)
     try:
         response = await client.get(endpoint_url(base_url, MODELS_ENDPOINT), headers=headers)
     except httpx.HTTPError as exc:
@@ -374,7 +374,7 @@ async def probe_provider(
 
 async def _connection(name: str, base_url: str, token: str | None, model: str | None, timeout: float) -> ProbeResult:
     result = ProbeResult(name)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = auth_headers(token)
     base = base_url.rstrip("/")
     async with httpx.AsyncClient(timeout=timeout, headers=headers) as client:
         listing = await list_models(base, token, timeout=timeout, client=client)

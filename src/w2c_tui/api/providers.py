@@ -64,6 +64,11 @@ class ProviderSettings:
             raise MissingTokenError(self.name, self.token_env_hint)
 
 
+def auth_headers(token: str | None) -> dict[str, str]:
+    """The Authorization header every request to a provider carries (none without a token)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def endpoint_url(base_url: str, endpoint: str) -> str:
     """`endpoint` ("/chat/completions") under `base_url`, before any query the base URL carries
     (gateways such as Azure's want `?api-version=...` on every request)."""

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from w2c_tui.api.providers import auth_headers
+
 VERSION_ENDPOINT = "/version"
 
 
@@ -25,7 +27,7 @@ def version_url(base_url: str) -> str:
 async def server_version(base_url: str, token: str | None, *, timeout: float = 5.0) -> dict[str, Any] | None:
     """{"url", "answer"} when the server answers /version with a JSON object naming a version, else None."""
     url = version_url(base_url)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = auth_headers(token)
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.get(url, headers=headers)

@@ -93,7 +93,7 @@ class CallRetries:
     """The retries of one call: `async for attempt in retries.loop(): with attempt: ...`.
 
     Each attempt that may pass raises TransientFailure; after the loop gives up, the last
-    one propagates and `given_up` tells whether every attempt met the same answer.
+    one propagates and `every_attempt_same()` tells whether every attempt met the same answer.
     """
 
     def __init__(self, policy: RetryPolicy, sleep: Sleep, rng: random.Random, on_wait: OnWait) -> None:

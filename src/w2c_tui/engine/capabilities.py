@@ -64,11 +64,15 @@ async def check_logprob_support(
         support = by_session[plan.fingerprint] = found[key]
         if support.usable or support.transient:
             continue
-        plan.pipelines = [p for p in plan.pipelines if not needs_logprobs(p)]
-        plan.sweeps = [s for s in plan.sweeps if not needs_logprobs(s.method)]
-        state = states[plan.fingerprint]
-        for exp_name in wanted:
-            progress = state.pipeline(exp_name)
-            progress.status, progress.message = REFUSED, support.problem or ""
-            progress.total = len(plan.examples)  # shown as 0 of N, not as an empty task done
+        refuse(plan, states[plan.fingerprint], needs_logprobs, wanted, support.problem or "")
     return by_session
+
+
+def refuse(plan: SessionPlan, state: RunState, kind_matches: Callable[[str], bool], exp_names: list[str], problem: str) -> None:
+    """Drop the pipelines and sweeps whose kind matches from `plan`; `exp_names` show as refused with `problem`."""
+    plan.pipelines = [p for p in plan.pipelines if not kind_matches(p)]
+    plan.sweeps = [s for s in plan.sweeps if not kind_matches(s.method)]
+    for exp_name in exp_names:
+        progress = state.pipeline(exp_name)
+        progress.status, progress.message = REFUSED, problem
+        progress.total = len(plan.examples)  # shown as 0 of N, not as an empty task done

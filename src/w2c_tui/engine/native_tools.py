@@ -16,9 +16,9 @@ from typing import Any
 
 from w2c_tui.api import ApiClient, ProviderSettings, RetryPolicy, route
 from w2c_tui.api.retry import ApiError, PermanentApiError
+from w2c_tui.engine.capabilities import refuse
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import RunState
-from w2c_tui.status import REFUSED
 from w2c_tui.store import kinds
 from w2c_tui.store.session import is_done
 
@@ -92,11 +92,5 @@ async def check_native_tools(
         problem = found[key]
         if problem is None:
             continue
-        plan.pipelines = [p for p in plan.pipelines if not sends_tools(p)]
-        plan.sweeps = [s for s in plan.sweeps if not sends_tools(s.method)]
-        state = states[plan.fingerprint]
-        for exp_name in wanted:
-            progress = state.pipeline(exp_name)
-            progress.status, progress.message = REFUSED, problem
-            progress.total = len(plan.examples)
+        refuse(plan, states[plan.fingerprint], sends_tools, wanted, problem)
     return [p for p in found.values() if p]

@@ -34,6 +34,7 @@ from w2c_tui.api.providers import ProviderSettings
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
 from w2c_tui.runtime import tune_gc
+from w2c_tui.store import kinds
 from w2c_tui.store.jsonl import read_keyed
 
 HERE = Path(__file__).resolve().parent
@@ -55,11 +56,7 @@ default = true
 [mlflow]
 enabled = false
 """
-FILES = {
-    "llm_judge": ("judge_decisions.jsonl", "predicted_label"),
-    "mcq": ("mcq_predictions.jsonl", "predicted_label"),
-    "mcq_logprob": ("mcq_logprob_predictions.jsonl", "predicted_label_raw"),
-}
+PIPELINES = ("llm_judge", "mcq", "mcq_logprob")
 MODEL = "sim-small"
 
 
@@ -73,15 +70,15 @@ def launch(folder: Path, name: str, url: str, provider: str, data: str) -> dict:
     pacing = snap["pacing"].get("sim", {})
     paths = outcome.plan.paths
     predictions = {}
-    for exp, (file, field) in FILES.items():
-        path = paths.checkpoint_file(exp, file)
-        predictions[exp] = {u: r[field] for u, r in read_keyed(path).items()} if path.exists() else {}
+    for exp in PIPELINES:  # each pipeline's prediction, as its kind reads it (store/kinds.py)
+        path = paths.checkpoint_file(exp, kinds.primary_file_name(exp))
+        predictions[exp] = {u: kinds.label_of(exp, r) for u, r in read_keyed(path).items()} if path.exists() else {}
     pipelines = snap["pipelines"]
     return {
         "run": name,
         "wall": wall,
-        "given_up": {exp: pipelines[exp]["failed"] for exp in FILES if exp in pipelines},
-        "statuses": {exp: pipelines[exp]["status"] for exp in FILES if exp in pipelines},
+        "given_up": {exp: pipelines[exp]["failed"] for exp in PIPELINES if exp in pipelines},
+        "statuses": {exp: pipelines[exp]["status"] for exp in PIPELINES if exp in pipelines},
         "logprob_message": pipelines.get("mcq_logprob", {}).get("message", ""),
         "retries": dict(sorted(snap["retries"].items())),
         "limit": f"{pacing.get('min_limit')}–{pacing.get('max_limit')}",
@@ -138,8 +135,8 @@ def main() -> None:
     print("| run | wall s | vs clean | vs fixed | given up (judge/mcq/logprob) | predictions = clean | mcq_logprob | retries by cause | live limit |")
     print("|---|---:|---:|---:|---|---|---|---|---|")
     for r in rows:
-        same = all(r["predictions"][exp] == clean["predictions"][exp] for exp in FILES)
-        given = "/".join(str(r["given_up"].get(exp, "–")) for exp in FILES)
+        same = all(r["predictions"][exp] == clean["predictions"][exp] for exp in PIPELINES)
+        given = "/".join(str(r["given_up"].get(exp, "–")) for exp in PIPELINES)
         retries = ", ".join(f"{k} {v}" for k, v in r["retries"].items()) or "–"
         logprob = r["statuses"].get("mcq_logprob", "–")
         print(

@@ -15,6 +15,7 @@ from chaos_gateway import KINDS, ChaosGateway
 from conftest import write_config
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
+from w2c_tui.store import kinds
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 RUN = """
@@ -23,11 +24,7 @@ n_per_label = 3
 [mlflow]
 enabled = false
 """
-FILES = {
-    "llm_judge": ("judge_decisions.jsonl", "predicted_label"),
-    "mcq": ("mcq_predictions.jsonl", "predicted_label"),
-    "mcq_logprob": ("mcq_logprob_predictions.jsonl", "predicted_label_raw"),
-}
+PIPELINES = ("llm_judge", "mcq", "mcq_logprob")
 
 
 def launch(folder, base_url):
@@ -36,8 +33,8 @@ def launch(folder, base_url):
     [outcome] = asyncio.run(Launch(load_config(config, environ={}), run_key="chaos").run())
     paths = outcome.plan.paths
     predictions = {
-        exp: {u: r[field] for u, r in read_keyed(paths.checkpoint_file(exp, name)).items()}
-        for exp, (name, field) in FILES.items()
+        exp: {u: kinds.label_of(exp, r) for u, r in read_keyed(paths.checkpoint_file(exp, kinds.primary_file_name(exp))).items()}
+        for exp in PIPELINES
     }
     return outcome, predictions
 

@@ -101,7 +101,7 @@ def main() -> None:
         timed("w2c-tui compare A B --json", lambda: subprocess.run([*command, "--json"], capture_output=True, check=True))
         version = [sys.executable, "-m", "w2c_tui", "--version"]
         timed("w2c-tui --version (start-up only)", lambda: subprocess.run(version, capture_output=True, check=True))
-        # The listing's status and damage are checked against every pipeline's rows (store/browse.py).
+        # The listing's status and damage are checked against every pipeline's rows (session/reader.py).
         listing = [sys.executable, "-m", "w2c_tui", "sessions", "--workdir", str(workdir)]
         timed("w2c-tui sessions (these two sessions)", lambda: subprocess.run(listing, capture_output=True, check=True))
         print(f"load average (1, 5, 15 min) at the end: {_load()}")

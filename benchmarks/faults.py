@@ -34,7 +34,7 @@ from w2c_tui.api.providers import ProviderSettings
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
 from w2c_tui.runtime import tune_gc
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.jsonl import read_keyed
 
 HERE = Path(__file__).resolve().parent
@@ -70,7 +70,7 @@ def launch(folder: Path, name: str, url: str, provider: str, data: str) -> dict:
     pacing = snap["pacing"].get("sim", {})
     paths = outcome.plan.paths
     predictions = {}
-    for exp in PIPELINES:  # each pipeline's prediction, as its kind reads it (store/kinds.py)
+    for exp in PIPELINES:  # each pipeline's prediction, as its kind reads it (session/kinds.py)
         path = paths.checkpoint_file(exp, kinds.primary_file_name(exp))
         predictions[exp] = {u: kinds.label_of(exp, r) for u, r in read_keyed(path).items()} if path.exists() else {}
     pipelines = snap["pipelines"]

@@ -342,17 +342,17 @@ enabled = false
     if done.returncode != 0:
         print(f"warning: w2c-tui run ({family}) exited {done.returncode} after writing {len(rows)} debug rows: "
               f"{done.stderr.strip().splitlines()[-1][:200]}")
-    sent: dict[str, list[list[int]]] = {}
+    exchanges: dict[str, list[tuple]] = {}
+    from w2c_tui.api.logprob import scored_prompts
     from w2c_tui.store.call_files import iter_calls  # the trace is compact (and packed once the run ended)
 
     traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in found[0].parents[2].glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
     for call in traces:
         for trace in iter_calls(call):  # read back as exchanged
-            prompt = (trace.get("request") or {}).get("prompt")
-            if trace.get("endpoint") != "/completions" or not isinstance(prompt, list) or not prompt:
-                continue
-            prompts = prompt if isinstance(prompt[0], list) else [prompt]
-            sent.setdefault(trace.get("uuid"), []).extend(p for p in prompts if p and isinstance(p[0], int))
+            if trace.get("endpoint") == "/completions" and trace.get("status") == 200:
+                exchanges.setdefault(trace.get("uuid"), []).append(((trace.get("request") or {}).get("prompt"), trace.get("response")))
+    # The ids each choice was scored on: sent as token ids, or listed by the echo of its text.
+    sent = {uuid: scored_prompts(pairs) for uuid, pairs in exchanges.items()}
     by_choice = {(r["uuid"], r["answer_name"]): r for r in rows}
     for row in by_choice.values():
         row["_sent_ids"] = sent.get(row["uuid"], [])

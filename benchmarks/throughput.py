@@ -7,6 +7,12 @@ runs in another process).
 
     .venv/bin/python benchmarks/throughput.py                      # all pipelines, c = 1 8 32 64
     .venv/bin/python benchmarks/throughput.py --concurrency 1 32 --pipelines mcq
+    .venv/bin/python benchmarks/throughput.py --concurrency 32 --pipelines mcq_logprob --before /tmp/before/src
+
+`--before SRC` first measures the same thing with another source tree (e.g. the previous
+commit's `src/`, from `git archive`): this script runs again with PYTHONPATH=SRC, so that
+tree is both the client and the sim it starts; the table then gives both figures and their
+ratio (after / before), taken in one run on the same machine load.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import re
 import subprocess
@@ -116,8 +123,11 @@ def main() -> None:
     parser.add_argument("--pipelines", nargs="+", default=["mcq", "mcq_logprob", "llm_judge"])
     parser.add_argument("--imitate", default="vllm", help="the sim's server conventions (vllm-gateway: no /tokenize)")
     parser.add_argument("--waves", type=int, default=16, help="examples per concurrency slot (at least 20 examples)")
+    parser.add_argument("--before", metavar="SRC", help="measure with this source tree first; print both and their ratio")
+    parser.add_argument("--rows", action="store_true", help=argparse.SUPPRESS)  # the --before worker: JSON rows only
     args = parser.parse_args()
     tune_gc()  # as `w2c-tui run` does
+    before = measure_before(args) if args.before else None
 
     process, url = start_sim(args.latency_ms, args.imitate)
     latency = args.latency_ms / 1000.0
@@ -135,6 +145,12 @@ def main() -> None:
     finally:
         process.terminate()
 
+    if args.rows:
+        print(json.dumps(rows))
+        return
+    if before is not None:
+        print_comparison(args, before, rows)
+        return
     print(f"\nsim latency {args.latency_ms:.0f} ms, imitating {args.imitate}, no jitter, no faults; python {sys.version.split()[0]}\n")
     print("| pipeline | concurrency | examples | req/s | ex/s | efficiency | req/example | client CPU ms/req | sim CPU ms/req |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -144,6 +160,33 @@ def main() -> None:
             f"{r['efficiency']:.2f} | {r['req_per_example']:.2f} | {r['cpu_ms_per_request']:.2f} | "
             f"{'-' if r['sim_cpu_ms_per_request'] is None else format(r['sim_cpu_ms_per_request'], '.2f')} |"
         )
+
+
+def measure_before(args: argparse.Namespace) -> list[dict]:
+    """The same measurements by the tree at `args.before` (client and sim), in a process of its own."""
+    command = [sys.executable, __file__, "--rows", "--latency-ms", str(args.latency_ms), "--imitate", args.imitate,
+               "--waves", str(args.waves), "--concurrency", *map(str, args.concurrency), "--pipelines", *args.pipelines]
+    env = {**os.environ, "PYTHONPATH": str(Path(args.before).resolve())}
+    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def print_comparison(args: argparse.Namespace, before: list[dict], after: list[dict]) -> None:
+    print(f"\nsim latency {args.latency_ms:.0f} ms, imitating {args.imitate}; before = {args.before}, after = this tree\n")
+    # Per example as well as per request: a path that sends fewer, larger requests is judged by both.
+    figures = (
+        ("req/example", lambda r: r["req_per_example"], ".2f"),
+        ("ex/s", lambda r: r["ex_per_s"], ".1f"),
+        ("efficiency", lambda r: r["efficiency"], ".2f"),
+        ("client CPU ms/req", lambda r: r["cpu_ms_per_request"], ".2f"),
+        ("client CPU ms/example", lambda r: r["cpu_ms_per_request"] * r["req_per_example"], ".2f"),
+        ("sim CPU ms/example", lambda r: (r["sim_cpu_ms_per_request"] or math.nan) * r["req_per_example"], ".2f"),
+    )
+    print("| pipeline | concurrency | examples | " + " | ".join(f"{name} before | after | ratio" for name, _, _ in figures) + " |")
+    print("|---|---:|---:|" + "---:|---:|---:|" * len(figures))
+    for old, new in zip(before, after):
+        cells = [f"{of(old):{spec}} | {of(new):{spec}} | {of(new) / of(old):.2f}" for _, of, spec in figures]
+        print(f"| {new['pipeline']} | {new['concurrency']} | {new['examples']} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -221,8 +221,8 @@ def main() -> None:
             cpu = min(r[2] for r in runs) / min(r[2] for r in empty)
             print(f"  {'ratio to the empty app':<30} first frame {wall:5.2f}  CPU {cpu:5.2f}  ({label})")
 
-        from w2c_tui.store.session_data import SessionData
-        from w2c_tui.store.session_rows import load_session_rows
+        from w2c_tui.session.data import SessionData
+        from w2c_tui.session.rows import load_session_rows
         from w2c_tui.testing.synthetic_session import write_session
 
         print(f"generating {N_EXAMPLES:,} examples, k={STABILITY_K} sweep, ~{CALLS:,} call-trace rows:")

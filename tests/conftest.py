@@ -6,9 +6,7 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 import time
-from pathlib import Path
 from typing import Iterator
 
 import httpx
@@ -74,25 +72,6 @@ def make_sim():
     yield start
     for server in started:
         server.stop()
-
-
-def write_config(folder: Path, base_url: str, body: str = "", concurrency: int = 32) -> Path:
-    """A config.toml pointing every model at `base_url`, plus extra TOML `body`."""
-    text = textwrap.dedent(
-        f"""
-        [run]
-        workdir_base = "./workdir"
-        api_seed = 42
-
-        [providers.sim]
-        base_url = "{base_url}"
-        max_concurrency = {concurrency}
-        default = true
-        """
-    ) + textwrap.dedent(body)
-    path = folder / "config.toml"
-    path.write_text(text)
-    return path
 
 
 @pytest.fixture(autouse=True)

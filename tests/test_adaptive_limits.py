@@ -9,7 +9,7 @@ import re
 import httpx
 import pytest
 
-from conftest import write_config
+from configs import write_config
 from w2c_tui.api import ApiClient, ProviderSettings
 from w2c_tui.api.adaptive import NEUTRAL, OK, OVERLOAD, OVERLOAD_COUNT, WINDOW, AdaptiveConcurrency, verdict_for
 from w2c_tui.api.limits import Pacing, ProviderLimits
@@ -436,13 +436,17 @@ async def test_the_monitor_shows_the_live_limit_during_a_run_against_the_capacit
     from w2c_tui.tui.widgets.request_stats import RequestStats
 
     monkeypatch.chdir(tmp_path)
-    config = (
-        '[run]\nworkdir_base = "./workdir"\nrun_key = "capacity"\n[data]\nn_per_label = 40\n'
-        "[pipelines]\ndo_llm_judge = false\ndo_mcq_logprob = false\n[mlflow]\nenabled = false\n"
-    )
     with SimServer(SimSettings(latency_ms=200, capacity_in_flight=3)) as server:
-        provider = f'[providers.cap]\nbase_url = "{server.base_url}"\nmax_concurrency = 32\ninitial_concurrency = 6\ndefault = true\n'
-        (tmp_path / "config.toml").write_text(config + provider)
+        write_config(
+            tmp_path,
+            server.base_url,
+            provider="cap",
+            provider_keys={"initial_concurrency": 6},
+            run={"run_key": "capacity"},
+            data={"n_per_label": 40},
+            pipelines={"do_llm_judge": False, "do_mcq_logprob": False},
+            mlflow={"enabled": False},
+        )
         app = W2cApp("config.toml")
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause(0.5)
@@ -496,7 +500,7 @@ def test_monitor_pacing_snapshot(snap_compare, tmp_path, monkeypatch):
 
 def test_the_provider_editor_keeps_the_pacing_keys_it_does_not_show():
     from w2c_tui.config.schema import ProviderSettings as ProviderConfig
-    from w2c_tui.tui.settings_form import apply_provider, provider_values
+    from w2c_tui.tui.screens.setup.values import apply_provider, provider_values
 
     original = ProviderConfig(base_url="http://127.0.0.1:9/v1", max_concurrency=64, initial_concurrency=32,
                               tokens_per_minute=90000, adaptive_concurrency=False, endpoint_id="lab")

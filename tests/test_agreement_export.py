@@ -23,7 +23,7 @@ from w2c_tui.data import load_examples
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.agreement import cohen_kappa
 from w2c_tui.store.layout import JUDGE_DECISIONS, MCQ_PREDICTIONS, SessionPaths
-from w2c_tui.store.session_rows import load_session_rows
+from w2c_tui.session.rows import load_session_rows
 from w2c_tui.testing.synthetic_session import write_session
 
 D, T, R, C = LABELS  # direct, tool_call, request_for_info, cannot_answer

@@ -13,7 +13,7 @@ from w2c_tui.cli import main
 from w2c_tui.data import BUNDLED_PATH
 from w2c_tui.store.jsonl import iter_rows
 
-from conftest import write_config
+from configs import write_config
 from stub_server import StubServer
 
 SMALL = """

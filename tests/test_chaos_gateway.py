@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 
 from chaos_gateway import KINDS, ChaosGateway
-from conftest import write_config
+from configs import write_config
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
 RUN = """

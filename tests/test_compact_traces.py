@@ -26,10 +26,10 @@ from w2c_tui.store import call_files, trace_rollover
 from w2c_tui.store.call_files import CallIndex, iter_calls, line_id, pack_calls, packed_path, segment_paths
 from w2c_tui.store.compact_calls import CID, KEEP_BYTES, KEPT, POOL_UUIDS, CompactEncoder, decode_rows
 from w2c_tui.store.jsonl import JsonlAppender, dumps
-from w2c_tui.store.session_data import SessionData
+from w2c_tui.session.data import SessionData
 from w2c_tui.store.trace_rollover import BackgroundPacking, RollingTrace
 
-from conftest import write_config
+from configs import write_config
 
 MODEL = "sim-small"
 TOOLS = "".join(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
-from conftest import write_config
+from configs import write_config
 
 RUN = """
 [data]

@@ -21,9 +21,9 @@ from w2c_tui.cli import main
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
 from w2c_tui.store.audit import read_events
-from w2c_tui.store.browse import list_sessions, read_session
+from w2c_tui.session.reader import list_sessions, read_session
 
-from conftest import write_config
+from configs import write_config
 
 RUN = """
 [data]
@@ -256,7 +256,7 @@ async def test_sessions_tab_lists_every_session_and_highlighting_damaged_ones_is
 
     folder = workdir.parent
     monkeypatch.chdir(folder)
-    (folder / "tui.toml").write_text(f'[run]\nworkdir_base = "{workdir}"\n[mlflow]\nenabled = false\n')
+    write_config(folder, name="tui.toml", run={"workdir_base": str(workdir)}, mlflow={"enabled": False})
     app = W2cApp("tui.toml")
     async with app.run_test(size=(110, 32)) as pilot:
         await pilot.press("3")

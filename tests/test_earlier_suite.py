@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from w2c_tui.cli import main
-from w2c_tui.store.browse import list_sessions, read_session
+from w2c_tui.session.reader import list_sessions, read_session
+
+from configs import write_config
 
 FIXTURE = Path(__file__).parent / "fixtures" / "earlier_suite"
 SESSION = FIXTURE / "runs" / "suite-demo" / "sessions" / "3f9c2a7be41d0c55"
@@ -125,7 +127,7 @@ def test_reading_never_writes_into_its_folder(session, capsys):
 
 
 def test_tui_shows_model_status_and_comparison(session):
-    from w2c_tui.store.session_rows import load_session_rows
+    from w2c_tui.session.rows import load_session_rows
     from w2c_tui.tui.screens.sessions import session_line, session_summary
     from w2c_tui.tui.widgets.metric_table import comparison_markup
 
@@ -149,7 +151,7 @@ async def test_session_view_shows_stored_beside_ours(session, tmp_path, monkeypa
     from w2c_tui.tui.screens.session_view import SessionViewScreen
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "config.toml").write_text(f'[run]\nworkdir_base = "{tmp_path}"\n[mlflow]\nenabled = false\n')
+    write_config(tmp_path, run={"workdir_base": str(tmp_path)}, mlflow={"enabled": False})
 
     async def wait_for(pilot, condition):
         deadline = time.monotonic() + 30
@@ -176,7 +178,7 @@ async def test_session_view_shows_stored_beside_ours(session, tmp_path, monkeypa
 def test_an_opened_session_parses_its_dataset_once(session, monkeypatch):
     """Summary, every pipeline's recomputed metrics and the per-UUID rows share one read of the dataset."""
     import w2c_tui.data as data
-    from w2c_tui.store.open_sessions import OpenSessions
+    from w2c_tui.session.open_sessions import OpenSessions
 
     calls = []
     real = data.load_examples

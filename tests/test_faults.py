@@ -10,7 +10,7 @@ from w2c_tui.engine.launch import Launch
 from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
-from conftest import write_config
+from configs import write_config
 
 # No [http] table: the retry budget, timeouts and pacing a user gets from config.example.toml.
 RUN = """

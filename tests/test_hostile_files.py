@@ -16,7 +16,7 @@ import pytest
 from w2c_tui.data import BUNDLED_PATH, DataError, load_examples
 from w2c_tui.readable_file import unreadable_reason
 
-from conftest import write_config
+from configs import write_config
 
 SMALL = """
 [data]

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import errno
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
+import configs
 from misbehaving_server import MODEL, MODES, TOKEN, MisbehavingServer
 from w2c_tui.cli import main
 from w2c_tui.store import jsonl
@@ -90,30 +90,21 @@ def test_every_mode_has_an_expected_ending():
 
 
 def write_config(folder: Path, base_url: str, retries: int = 1) -> None:
-    (folder / "config.toml").write_text(
-        textwrap.dedent(
-            f"""
-            [run]
-            workdir_base = "./workdir"
-            [providers.bad]
-            base_url = "{base_url}"
-            max_concurrency = 4
-            default = true
-            [models]
-            target_model = "{MODEL}"
-            judge_model = "{MODEL}"
-            [data]
-            n_per_label = 1
-            [mlflow]
-            enabled = false
-            [http]
-            max_retries = {retries}
-            timeout_seconds = {TIMEOUT}
-            base_delay_seconds = 0.01
-            max_delay_seconds = 2
-            retry_sleep_seconds = 0.5
-            """
-        )
+    configs.write_config(
+        folder,
+        base_url,
+        provider="bad",
+        concurrency=4,
+        models={"target_model": MODEL, "judge_model": MODEL},
+        data={"n_per_label": 1},
+        mlflow={"enabled": False},
+        http={
+            "max_retries": retries,
+            "timeout_seconds": TIMEOUT,
+            "base_delay_seconds": 0.01,
+            "max_delay_seconds": 2,
+            "retry_sleep_seconds": 0.5,
+        },
     )
     (folder / ".env").write_text(f"TOKEN_BAD={TOKEN}\n")
 

@@ -26,8 +26,10 @@ from w2c_tui.store import call_files
 from w2c_tui.store.call_files import CallIndex, TracePacker, pack_calls, packed_path
 from w2c_tui.store.layout import MCQ_PREDICTIONS, SessionPaths
 from w2c_tui.store.lock import SessionLock
-from w2c_tui.store.session_data import SessionData
+from w2c_tui.session.data import SessionData
 from w2c_tui.testing.synthetic_session import write_dataset, write_session
+
+from configs import write_config
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -325,8 +327,7 @@ def test_packing_never_cuts_off_what_follows_a_corrupted_member(tmp_path):
 def test_mlflow_sync_of_a_damaged_trace_warns_and_exits_1(packed_session, tmp_path, capsys):
     pytest.importorskip("mlflow")
     _damage(packed_path(SessionPaths(packed_session).calls_file("mcq")), "cut")
-    config = tmp_path / "config.toml"
-    config.write_text(f'[run]\nworkdir_base = "{tmp_path / "w"}"\n[mlflow]\nenabled = true\n')
+    config = write_config(tmp_path, run={"workdir_base": str(tmp_path / "w")}, mlflow={"enabled": True})
     code, out, err = run_cli(capsys, "mlflow", "sync", "--config", str(config), str(packed_session))
     assert code == 1 and "parent run" in out
     assert "mcq: mcq.jsonl.gz: packed trace damaged (cut" in err and "Traceback" not in err
@@ -466,8 +467,7 @@ def test_an_mlflow_token_that_cannot_be_sent_is_refused_at_load(tmp_path):
     from w2c_tui.config import load_config
     from w2c_tui.config.errors import ConfigError
 
-    config = tmp_path / "config.toml"
-    config.write_text('[mlflow]\ntracking_uri = "https://mlflow.example.org"\n')
+    config = write_config(tmp_path, mlflow={"tracking_uri": "https://mlflow.example.org"})
     with pytest.raises(ConfigError, match="MLFLOW_TRACKING_TOKEN"):
         load_config(config, environ={"MLFLOW_TRACKING_TOKEN": "t\u00f6ken"})
     with pytest.raises(ConfigError, match="MLFLOW_TRACKING_PASSWORD"):

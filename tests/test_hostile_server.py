@@ -28,7 +28,7 @@ from w2c_tui.engine.state import RunState
 from w2c_tui.store.jsonl import iter_rows
 from w2c_tui.tui.widgets.request_stats import describe_requests
 
-from conftest import write_config
+from configs import write_config
 from stub_server import StubServer
 
 MESSAGES = [{"role": "user", "content": "hi"}]

@@ -30,7 +30,7 @@ from w2c_tui.data.when2call import BUNDLED_PATH, MAX_LINE_BYTES, DataError, load
 from w2c_tui.store.jsonl import iter_rows, read_json
 from w2c_tui.store.layout import AUDIT_FILE
 from w2c_tui.store.usage import Price, Usage, book_of_records, cost_of
-from w2c_tui.store.usage_text import usage_text
+from w2c_tui.report.usage_text import usage_text
 from w2c_tui.usage_values import MAX_TOKENS_PER_REQUEST, read_usage, token_count
 
 PRICED = '\n[prices."stub"]\ninput_per_million = 1.0\noutput_per_million = 2.0\n'
@@ -327,7 +327,7 @@ def test_a_signal_during_the_probe_stops_the_run_at_once(signum, tmp_path):
 
 def test_a_huge_text_in_the_trace_is_cut_with_a_note_saying_how_much_and_where():
     from w2c_tui.tui.screens.trace import TEXT_LIMIT, judge_widgets, plain, pretty_json
-    from w2c_tui.store.session_data import PipelineTrace
+    from w2c_tui.session.data import PipelineTrace
 
     huge = "word " * 2_000_000  # 10 MB
     started = time.monotonic()

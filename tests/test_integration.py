@@ -15,7 +15,7 @@ from w2c_tui.metrics import compute_metrics, stability_summary
 from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
-from conftest import write_config
+from configs import write_config
 
 PIPELINES = {
     "llm_judge": ("judge_decisions.jsonl", "predicted_label"),
@@ -122,20 +122,30 @@ def test_metrics_recomputed_from_checkpoints_equal_metrics_json(full_run):
     assert written["k"] == 3
 
 
-def test_logprob_requests_are_lm_evals_token_id_prompts(full_run):
-    """With a tokenizer endpoint: one /completions request per example holding the four
-    context+choice token-id prompts, after five /tokenize calls without added special tokens."""
+def test_logprob_requests_reach_lm_evals_token_ids_in_one_request(full_run):
+    """On a server whose echo lists the ids it read (vLLM's return_token_ids): one /completions
+    request per example echoing the context and the four context+choice texts, tokenized
+    without special tokens; no /tokenize call. The sim's tokenizer merges nothing at the
+    boundary, so every choice is scored from its own echo with lm-eval's split."""
     _, outcome, stats = full_run
     calls = list(iter_calls(outcome.plan.paths.calls_file("mcq_logprob")))
     completions = [c for c in calls if c["endpoint"].endswith("/completions") and "chat" not in c["endpoint"]]
     assert len(completions) == 300
+    debug = {}
+    for row in iter_rows(outcome.plan.paths.checkpoint_file("mcq_logprob", "debug_per_choice.jsonl")):
+        debug.setdefault(row["uuid"], []).append(row)
     for c in completions:
-        prompt = c["request"]["prompt"]
-        assert len(prompt) == 4 and all(isinstance(t, int) for ids in prompt for t in ids)
-        assert c["request"]["echo"] is True and c["request"]["max_tokens"] == 1 and c["request"]["logprobs"] == 1
-    tokenize = [c for c in calls if c["endpoint"] == "/tokenize"]
-    assert len(tokenize) == 5 * 300
-    assert all(c["request"]["add_special_tokens"] is False for c in tokenize)
+        request, choices = c["request"], c["response"]["choices"]
+        assert len(request["prompt"]) == 5 and all(isinstance(p, str) for p in request["prompt"])
+        assert request["add_special_tokens"] is False and request["return_token_ids"] is True
+        assert request["echo"] is True and request["max_tokens"] == 1 and request["logprobs"] == 1
+        context, *wholes = [choice["prompt_token_ids"] for choice in choices]
+        assert all(whole[: len(context)] == context for whole in wholes)
+        rows = debug[c["uuid"]]
+        assert [r["prompt_tok_count"] for r in rows] == [len(context)] * 4
+        assert [r["num_tokens"] for r in rows] == [len(w) - len(context) for w in wholes]
+        assert not any(r["boundary_merge"] for r in rows)
+    assert not [c for c in calls if c["endpoint"] == "/tokenize"]
 
 
 def test_without_a_tokenizer_the_context_is_a_fifth_text_prompt(make_sim, tmp_path):

@@ -32,11 +32,12 @@ from w2c_tui.metrics.judge_check import (
 )
 from w2c_tui.prompts.judge import judge_prompt
 from w2c_tui.sim.judge import extract_response, judged_label
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.jsonl import read_keyed
-from w2c_tui.store.judge_checks import answer_key, judge_note, split_answer_key
+from w2c_tui.judge_check.link import judge_note
+from w2c_tui.session.answer_keys import answer_key, split_answer_key
 
-from conftest import write_config
+from configs import write_config
 from test_integration import run_launch
 
 D, T, R, C = LABELS  # direct, tool_call, request_for_info, cannot_answer
@@ -138,7 +139,7 @@ def small_dataset(folder: Path) -> Path:
 
 def configured(folder: Path, base_url: str) -> Path:
     small_dataset(folder)
-    return write_config(folder, base_url, '[data]\neval_data_path = "data.jsonl"\n[mlflow]\nenabled = false\n')
+    return write_config(folder, base_url, data={"eval_data_path": "data.jsonl"}, mlflow={"enabled": False})
 
 
 def judge_check_json(config: Path, capsys, *extra: str) -> tuple[int, dict]:
@@ -288,7 +289,7 @@ def test_answers_the_server_failed_are_not_obtained_and_exit_1(make_sim, tmp_pat
     sim = make_sim("--seed", str(SIM_SEED), "--fault-rate", "1", "--fault-kinds", "500", "--judge-malformed-rate", "0")
     small_dataset(tmp_path)
     config = write_config(
-        tmp_path, sim.base_url, '[data]\neval_data_path = "data.jsonl"\n[http]\nmax_retries = 0\n[mlflow]\nenabled = false\n'
+        tmp_path, sim.base_url, data={"eval_data_path": "data.jsonl"}, http={"max_retries": 0}, mlflow={"enabled": False}
     )
     code, shown = judge_check_json(config, capsys)
     assert code == 1 and shown["status"] == "partial"
@@ -314,7 +315,7 @@ def test_bad_options_exit_2_with_one_line(tmp_path, capsys, monkeypatch, argumen
 
 
 def test_a_missing_dataset_exits_2(tmp_path, capsys):
-    config = write_config(tmp_path, "http://127.0.0.1:9/v1", '[data]\neval_data_path = "nowhere.jsonl"\n')
+    config = write_config(tmp_path, "http://127.0.0.1:9/v1", data={"eval_data_path": "nowhere.jsonl"})
     assert main(["judge-check", "--config", str(config)]) == 2
     err = capsys.readouterr().err
     assert "nowhere.jsonl" in err and "Traceback" not in err

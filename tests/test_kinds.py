@@ -1,7 +1,7 @@
-"""The registry of pipeline kinds: a new kind is one pipeline class plus one registry entry.
+"""The pipeline kinds: a new kind is one pipeline class carrying its kind, registered once.
 
 The test kind below asks /chat/completions for one label and reads it back. It is
-registered here, by the test, and runs end to end through `Launch` against the sim:
+registered here, by the test (`pipelines.catalog.register`), and runs end to end through `Launch` against the sim:
 checkpoints, metrics.json, `w2c-tui show` and the store's session reader all list it,
 without any other module knowing its name.
 """
@@ -19,15 +19,17 @@ from w2c_tui.data import Example
 from w2c_tui.engine.capabilities import logprob_exp_names
 from w2c_tui.engine.estimate import estimate, planned_pipelines
 from w2c_tui.engine.plan import PlanError, planned_exp_names
+from w2c_tui.judge_check.pipeline import JudgeCheckPipeline
 from w2c_tui.labels import LABELS
+from w2c_tui.pipelines import catalog, pipeline_class
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.store.call_files import packed_path
-from w2c_tui.store import kinds
-from w2c_tui.store.browse import read_session
-from w2c_tui.store.checkpoints import predicted_label, primary_file
+from w2c_tui.session import kinds
+from w2c_tui.session.reader import read_session
+from w2c_tui.session.checkpoints import predicted_label, primary_file
 from w2c_tui.store.jsonl import read_keyed
 
-from conftest import write_config
+from configs import write_config
 from test_integration import run_launch
 
 KIND = "one_label"
@@ -57,15 +59,31 @@ async def ask_one_label(ctx, example: Example, *, temperature: float, seed: int,
     return {"uuid": example.uuid, "gold_label": example.correct_answer, "answer": answer, "label": read_label(answer)}
 
 
-async def sweep_run(ctx, example: Example, *, temperature: float, seed: int, run: int):
-    row = await ask_one_label(ctx, example, temperature=temperature, seed=seed, stage=f"run{run}")
-    return row["label"], {"answer": row["answer"]}
+ENTRY = kinds.Kind(
+    name=KIND,
+    endpoint=kinds.CHAT,
+    files=(kinds.CheckpointFile(FILE, ("uuid", "gold_label", "answer", "label")),),
+    label_fields=("label",),
+    requests_per_example=1,
+    sweepable=True,
+    trace_hint="the target names one label",
+)
 
 
 class OneLabelPipeline(Pipeline):
     """Asks the target to answer with one label, and reads that label."""
 
+    kind = ENTRY
     primary_file = FILE
+
+    @staticmethod
+    def prompt_chars(example: Example) -> int:
+        return len(example.question) + 80
+
+    @staticmethod
+    async def sweep_run(ctx, example: Example, *, temperature: float, seed: int, run: int):
+        row = await ask_one_label(ctx, example, temperature=temperature, seed=seed, stage=f"run{run}")
+        return row["label"], {"answer": row["answer"]}
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
         row = await ask_one_label(self.ctx, example, temperature=0.0, seed=self.ctx.api_seed, stage=KIND)
@@ -77,24 +95,11 @@ class OneLabelPipeline(Pipeline):
         return row.get("label")
 
 
-ENTRY = kinds.Kind(
-    name=KIND,
-    endpoint=kinds.CHAT,
-    files=(kinds.CheckpointFile(FILE, ("uuid", "gold_label", "answer", "label")),),
-    pipeline=OneLabelPipeline,
-    label_fields=("label",),
-    requests_per_example=1,
-    prompt_chars=lambda example: len(example.question) + 80,
-    sweep_run=sweep_run,
-    trace_hint="the target names one label",
-)
-
-
 @pytest.fixture
 def one_label_kind():
-    kinds.register(ENTRY)
+    catalog.register(OneLabelPipeline)
     yield ENTRY
-    kinds.unregister(KIND)
+    catalog.unregister(KIND)
 
 
 def test_built_in_kinds_state_files_labels_and_costs():
@@ -109,6 +114,16 @@ def test_built_in_kinds_state_files_labels_and_costs():
     assert kinds.get("llm_judge").file("target").name == "target_responses.jsonl"
     with pytest.raises(ValueError):
         kinds.register(kinds.get("mcq"))
+
+
+def test_every_kind_is_declared_by_its_pipeline_class():
+    for kind in kinds.kinds():
+        code = pipeline_class(kind)
+        assert code.kind is kind
+        assert kind.sweepable == (code.sweep_run is not Pipeline.sweep_run), kind.name
+    assert pipeline_class(kinds.SWEEP).kind is kinds.SWEEP
+    # judge_check's pipeline lives with its feature; its launch registers it (no plain launch runs it)
+    assert JudgeCheckPipeline.kind is kinds.get("judge_check") and not JudgeCheckPipeline.kind.sweepable
 
 
 def test_a_registered_kind_can_be_chosen_and_estimated(one_label_kind):

@@ -23,11 +23,11 @@ from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch, LaunchError
 from w2c_tui.sim import SimServer, SimSettings
 from w2c_tui.sim.settings import IMITATIONS, Conventions
-from w2c_tui.store.browse import read_session
+from w2c_tui.session.reader import read_session
 from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows, read_keyed
 
-from conftest import write_config
+from configs import write_config
 
 SMALL = "[data]\nn_per_label = 2\n[mlflow]\nenabled = false\n"
 ONLY_LOGPROB = SMALL + "[pipelines]\ndo_llm_judge = false\ndo_mcq = false\n"

@@ -16,7 +16,7 @@ from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
 from w2c_tui.store.audit import read_events
 
-from conftest import write_config
+from configs import write_config
 
 RUN = """
 [data]
@@ -164,7 +164,7 @@ def test_mlflow_settings_in_dotenv_reach_mlflow_and_stay_secret(tmp_path, monkey
         monkeypatch.setenv(name, "placeholder")  # so that undo restores the real state
         monkeypatch.delenv(name)
     monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "bob")  # the real environment wins over .env
-    (tmp_path / "config.toml").write_text('[run]\nworkdir_base = "w"\n')
+    write_config(tmp_path, run={"workdir_base": "w"})
     (tmp_path / ".env").write_text("MLFLOW_TRACKING_TOKEN=mlf-sentinel-0123456789\nMLFLOW_TRACKING_USERNAME=alice\n")
     loaded = load_config(tmp_path / "config.toml")
     assert "mlf-sentinel-0123456789" in loaded.secrets

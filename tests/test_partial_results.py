@@ -19,7 +19,7 @@ from w2c_tui.status import with_hint
 from w2c_tui.store.audit import read_events
 from w2c_tui.store.jsonl import read_keyed
 
-from conftest import write_config
+from configs import write_config
 
 RUN = """
 [http]
@@ -173,7 +173,7 @@ def test_cancel_then_resume_ends_complete_with_missing_resolved(make_sim, tmp_pa
     assert "status complete" in text and "24/24 obtained" in text
     assert f"resolved by resume: missing_prediction_uuid ×{24 - obtained}" in text
     # The TUI reads the same: no "missing" marker left on any example, the summary says resolved.
-    from w2c_tui.store.session_rows import load_session_rows
+    from w2c_tui.session.rows import load_session_rows
     from w2c_tui.tui.widgets.metric_table import audit_markup
 
     rows = load_session_rows(paths.root)

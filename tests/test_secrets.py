@@ -12,7 +12,7 @@ from w2c_tui.cli import main
 from w2c_tui.store import trace_rollover
 from w2c_tui.store.call_files import iter_calls
 
-from conftest import write_config
+from configs import write_config
 from stub_server import StubServer
 
 TARGET_TOKEN = "sk-SENTINEL-target-5f1c2a9e"

@@ -32,7 +32,7 @@ from w2c_tui.store.lock import LOCK_FILE, SessionLock, SessionLockedError, read_
 from w2c_tui.store.session import ManifestError, open_manifest, record_server_identity
 from w2c_tui.tui.endpoint_info import endpoint_markup
 
-from conftest import write_config
+from configs import write_config
 
 SMALL = """
 [data]
@@ -43,13 +43,6 @@ do_mcq_logprob = false
 [mlflow]
 enabled = false
 """
-
-
-def demo_config(folder: Path, body: str = SMALL) -> Path:
-    """A config without providers: the built-in simulated endpoint answers."""
-    path = folder / "config.toml"
-    path.write_text('[run]\nworkdir_base = "./workdir"\napi_seed = 42\n' + textwrap.dedent(body))
-    return path
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -225,7 +218,7 @@ async def test_the_session_view_shows_the_server_and_its_change(tmp_path, monkey
 
 def test_a_real_provider_after_the_demo_starts_a_new_session(sim, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    demo_config(tmp_path)
+    write_config(tmp_path, None, SMALL)  # no provider: the built-in simulated endpoint answers
     code, out, err = run(capsys, "--run-key", "story")
     assert code == 0, err
     demo = session_of(out)

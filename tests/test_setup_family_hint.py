@@ -9,16 +9,7 @@ from textual.widgets import Static
 from w2c_tui.tui.app import W2cApp
 from w2c_tui.tui.screens.setup import SetupScreen
 
-CONFIG = """\
-[run]
-workdir_base = "./workdir"
-
-[models]
-target_model = "sim-small"
-
-[mlflow]
-enabled = false
-"""
+from configs import write_config
 
 
 async def wait_for(pilot, condition, timeout: float = 10) -> None:
@@ -35,7 +26,7 @@ def hint_text(setup: SetupScreen) -> str:
 async def test_family_hint_names_the_fallback(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RUN_KEY", raising=False)
-    (tmp_path / "config.toml").write_text(CONFIG)
+    write_config(tmp_path, models={"target_model": "sim-small"}, mlflow={"enabled": False})
     app = W2cApp("config.toml")
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from w2c_tui.store import call_files
-from w2c_tui.store.session_data import SessionData
+from w2c_tui.session.data import SessionData
 from w2c_tui.testing.synthetic_session import write_session
 
 SIZE = (100, 30)

@@ -27,6 +27,8 @@ from w2c_tui.tui.widgets.provider_list import ProviderList
 from w2c_tui.tui.widgets.row_list import RowList
 from w2c_tui.tui.widgets.session_monitor import SessionMonitor
 
+from configs import table
+
 SIZE = (100, 30)
 
 CONFIG = """\
@@ -145,7 +147,7 @@ async def test_save_clears_the_unsaved_mark(folder):
 
 
 async def test_removing_a_provider_asks_first(folder):
-    (folder / "config.toml").write_text(CONFIG + '\n[providers.local]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    (folder / "config.toml").write_text(CONFIG + "\n" + table("providers.local", {"base_url": "http://127.0.0.1:9/v1"}))
     app = W2cApp("config.toml")
     async with app.run_test(size=SIZE) as pilot:
         await setup_ready(app, pilot)
@@ -433,11 +435,11 @@ async def test_http_settings_are_in_the_setup_form(folder):
 async def test_quitting_during_a_run_asks_then_cancels_it_cleanly(folder):
     from w2c_tui.sim import SimServer, SimSettings
     from w2c_tui.status import RESUMABLE
-    from w2c_tui.store.browse import read_session
+    from w2c_tui.session.reader import read_session
 
     config = CONFIG.replace("n_per_label = 2", "n_per_label = 40")
     with SimServer(SimSettings(latency_ms=300)) as server:
-        (folder / "config.toml").write_text(config + f'\n[providers.slow]\nbase_url = "{server.base_url}"\ndefault = true\n')
+        (folder / "config.toml").write_text(config + "\n" + table("providers.slow", {"base_url": server.base_url, "default": True}))
         app = W2cApp("config.toml")
         async with app.run_test(size=SIZE) as pilot:
             await setup_ready(app, pilot)

@@ -26,6 +26,8 @@ from w2c_tui.tui.widgets.progress_table import ProgressTable
 from w2c_tui.tui.widgets.provider_list import ProviderList
 from w2c_tui.tui.widgets.row_list import RowList
 
+from configs import table
+
 SMALL_CONFIG = """\
 # a small demo configuration
 [run]
@@ -246,7 +248,7 @@ async def test_cancel_keeps_finished_rows(workspace):
     ).replace("n_per_label = 3", "n_per_label = 40")
     # A slow provider (300 ms a request, 16 at a time) so that the run is still going when cancelled.
     with SimServer(SimSettings(latency_ms=300)) as server:
-        (workspace / "config.toml").write_text(config + f'\n[providers.slow]\nbase_url = "{server.base_url}"\ndefault = true\n')
+        (workspace / "config.toml").write_text(config + "\n" + table("providers.slow", {"base_url": server.base_url, "default": True}))
         app = W2cApp("config.toml")
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
@@ -261,7 +263,7 @@ async def test_cancel_keeps_finished_rows(workspace):
             done = sum(p.done for p in state.pipelines.values())
             assert 5 <= done < 240
             await asyncio.sleep(0)
-    from w2c_tui.store.session_rows import load_session_rows
+    from w2c_tui.session.rows import load_session_rows
 
     rows = load_session_rows(record.sessions[0].session_dir)
     assert sum(1 for r in rows.rows for p in r.predictions.values() if p) >= 5
@@ -280,7 +282,7 @@ async def test_the_app_never_shows_a_token(workspace, monkeypatch):
     echo = StubServer("echo_auth_500")
     monkeypatch.setenv("TOKEN_ECHO", sentinel)
     (workspace / "config.toml").write_text(
-        SMALL_CONFIG + f'\n[providers.echo]\nbase_url = "{echo.base_url}"\ndefault = true\n'
+        SMALL_CONFIG + "\n" + table("providers.echo", {"base_url": echo.base_url, "default": True})
     )
     shown: list[str] = []
     try:

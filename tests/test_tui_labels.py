@@ -11,11 +11,11 @@ from pathlib import Path
 
 from w2c_tui.config.messages import field_message
 from w2c_tui.config.schema import Settings
-from w2c_tui.store.browse import read_session
+from w2c_tui.session.reader import read_session
 from w2c_tui.testing.synthetic_session import write_session
 from w2c_tui.tui.screens.sessions import answered_text, session_line
-from w2c_tui.tui.settings_form import ProviderValues, apply_form, apply_provider, values_from_settings
-from w2c_tui.tui.setup_status import readiness_markup
+from w2c_tui.tui.screens.setup.values import ProviderValues, apply_form, apply_provider, values_from_settings
+from w2c_tui.tui.screens.setup.launch import readiness_markup
 from w2c_tui.tui.widgets.event_log import event_line, event_lines
 from w2c_tui.tui.widgets.metric_table import SUMMARY_LEGEND
 

@@ -8,15 +8,16 @@ import pytest
 
 from w2c_tui.config.schema import ProviderSettings, Settings
 from w2c_tui.labels import LABELS
+from w2c_tui.report import numbers
 from w2c_tui.tui import formatting
 from w2c_tui.engine.estimate import CHARS_PER_TOKEN, estimate, planned_pipelines
-from w2c_tui.store.checkpoints import predicted_label, primary_file
+from w2c_tui.session.checkpoints import predicted_label, primary_file
 from w2c_tui.store.line_index import LineIndex
-from w2c_tui.store.session_data import SessionData
-from w2c_tui.store.session_rows import load_session_rows
+from w2c_tui.session.data import SessionData
+from w2c_tui.session.rows import load_session_rows
 from w2c_tui.analysis.compare import compare_pair
 from w2c_tui.tui.screens.compare import disagreements, paired_rows
-from w2c_tui.tui.settings_form import (
+from w2c_tui.tui.screens.setup.values import (
     ProviderValues,
     SweepValues,
     apply_form,
@@ -33,13 +34,13 @@ from w2c_tui.tui.widgets.request_stats import describe_requests
 
 
 def test_formatting():
-    assert formatting.ratio(0.712) == ".71"
-    assert formatting.ratio(1.0) == "1.00"
-    assert formatting.ratio(None) == "–"
-    assert formatting.count(1_234_567) == "1.2 M"
-    assert formatting.count(84_000) == "84 k"
-    assert formatting.duration(21) == "0:21"
-    assert formatting.duration(3725) == "1:02:05"
+    assert numbers.ratio(0.712) == ".71"
+    assert numbers.ratio(1.0) == "1.00"
+    assert numbers.ratio(None) == "–"
+    assert numbers.count(1_234_567) == "1.2 M"
+    assert numbers.count(84_000) == "84 k"
+    assert numbers.clock(21) == "0:21"
+    assert numbers.clock(3725) == "1:02:05"
     assert formatting.short_exp("stability_mcq_k=10_T=0.3") == "S:mcq k10 T.3"
     assert formatting.short_exp("mcq_logprob") == "lp"
     assert formatting.bar(1, 4, 8) == ("██", "░░░░░░")

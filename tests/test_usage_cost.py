@@ -15,11 +15,11 @@ from w2c_tui.engine.launch import Launch
 from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.usage import Price, Usage, UsageBook, book_of_records, cost_of, session_usage, usage_metrics
 from w2c_tui.tracking.mlflow_sink import flatten_metrics
-from w2c_tui.tui.estimate_text import estimate_markup
+from w2c_tui.tui.screens.setup.estimate import estimate_markup
 from w2c_tui.tui.widgets.usage_line import describe_usage
 from w2c_tui.tui.widgets.usage_summary import usage_markup
 
-from conftest import write_config
+from configs import write_config
 
 PRICES = """
 [prices."sim-small"]
@@ -215,7 +215,7 @@ def test_the_setup_estimate_shows_requests_tokens_time_and_cost():
 @pytest.fixture(scope="module")
 def finished(sim, tmp_path_factory):
     folder = tmp_path_factory.mktemp("usage")
-    config = write_config(folder, sim.base_url, "[data]\nn_per_label = 2\n[mlflow]\nenabled = false\n" + PRICES)
+    config = write_config(folder, sim.base_url, PRICES, data={"n_per_label": 2}, mlflow={"enabled": False})
     loaded = load_config(config, environ={})
     [outcome] = asyncio.run(Launch(loaded, run_key="usage").run())
     assert outcome.ok, outcome.statuses
@@ -332,8 +332,10 @@ def test_session_usage_of_sessions_without_usage_is_none_not_zero():
 def test_mlflow_holds_usage_per_pipeline_and_for_the_session(sim, tmp_path):
     from mlflow.tracking import MlflowClient
 
-    body = "[data]\nn_per_label = 2\n[pipelines]\ndo_mcq_logprob = false\n[mlflow]\nenabled = true\n" + PRICES
-    loaded = load_config(write_config(tmp_path, sim.base_url, body), environ={})
+    config = write_config(
+        tmp_path, sim.base_url, PRICES, data={"n_per_label": 2}, pipelines={"do_mcq_logprob": False}, mlflow={"enabled": True}
+    )
+    loaded = load_config(config, environ={})
     [outcome] = asyncio.run(Launch(loaded, run_key="mlflow-usage").run())
     assert outcome.ok, outcome.statuses
     paths = outcome.plan.paths
@@ -353,10 +355,15 @@ def test_mlflow_holds_usage_per_pipeline_and_for_the_session(sim, tmp_path):
 
 
 def test_a_resumed_pipeline_counts_the_requests_of_every_launch(sim, tmp_path):
-    from w2c_tui.store import kinds
+    from w2c_tui.session import kinds
 
-    body = "[data]\nn_per_label = 2\n[pipelines]\ndo_llm_judge = false\ndo_mcq_logprob = false\n[mlflow]\nenabled = false\n"
-    config = write_config(tmp_path, sim.base_url, body)
+    config = write_config(
+        tmp_path,
+        sim.base_url,
+        data={"n_per_label": 2},
+        pipelines={"do_llm_judge": False, "do_mcq_logprob": False},
+        mlflow={"enabled": False},
+    )
     [first] = asyncio.run(Launch(load_config(config, environ={}), run_key="resume").run())
     assert first.ok
     paths = first.plan.paths

@@ -21,7 +21,7 @@ from w2c_tui.api.probe import probe_logprobs
 
 from .conftest import log_softmax, token_logprobs
 
-from conftest import write_config
+from configs import write_config
 
 
 def _ids(llama, text: str) -> list[int]:

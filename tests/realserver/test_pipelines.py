@@ -24,7 +24,7 @@ from w2c_tui.prompts.mcq import build_mcq_messages
 from w2c_tui.prompts.system import build_target_messages
 from w2c_tui.store.jsonl import iter_rows
 
-from conftest import write_config
+from configs import write_config
 
 BUNDLED = Path(__file__).resolve().parents[2] / "src/w2c_tui/data/bundled/when2call_test_llm_judge.jsonl"
 PER_LABEL = 4

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from w2c_tui.api.logprob import scored_prompts
 from w2c_tui.labels import LABELS
 from w2c_tui.store.call_files import iter_calls
 from w2c_tui.store.jsonl import iter_rows
@@ -25,7 +26,7 @@ from w2c_tui.store.layout import LOGPROB_DEBUG, LOGPROB_PREDICTIONS
 from .test_pipelines import shortest_examples
 from .vllm_bed import VLLM_VERSION
 
-from conftest import write_config
+from configs import write_config
 
 PER_LABEL = 3  # the bundled file has three labels: 9 examples, 36 choices
 TOLERANCE = 1e-3
@@ -67,15 +68,15 @@ def logprob_session(vllm_server, tmp_path_factory):
 
 
 def sent_prompts(session: Path) -> dict[str, list[list[int]]]:
-    """uuid -> the token-id prompts of its /completions requests, in the order sent."""
-    sent: dict[str, list[list[int]]] = {}
+    """uuid -> the token-id prompts its choices were scored on: sent as token ids, or listed by
+    vLLM's echo of the text (return_token_ids), in LABELS order."""
+    exchanges: dict[str, list[tuple]] = {}
     traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
     for path in traces:
         for trace in iter_calls(path):
-            prompt = (trace.get("request") or {}).get("prompt")
-            if trace.get("endpoint") == "/completions" and isinstance(prompt, list) and prompt:
-                sent.setdefault(trace["uuid"], []).extend(prompt if isinstance(prompt[0], list) else [prompt])
-    return sent
+            if trace.get("endpoint") == "/completions":
+                exchanges.setdefault(trace["uuid"], []).append(((trace.get("request") or {}).get("prompt"), trace.get("response")))
+    return {uuid: scored_prompts(pairs) for uuid, pairs in exchanges.items()}
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,7 @@ def compared(logprob_session, vllm_truth):
     pairs = []
     for row in rows:
         prompts = sent[row["uuid"]]
-        assert len(prompts) == len(LABELS), (row["uuid"], len(prompts))  # one request of four, no retry
+        assert len(prompts) == len(LABELS), (row["uuid"], len(prompts))  # one score per choice, no retry
         ids = prompts[LABELS.index(row["answer_name"])]
         n = row["prompt_tok_count"]
         pairs.append((ids[:n], ids[n:]))
@@ -110,6 +111,19 @@ def test_the_lm_eval_split_by_token_ids_is_used(logprob_session, compared):
     for row, _, (context, continuation) in compared:
         assert row["split"] == "lm_eval_token_ids" and not row["used_lcp_split"]
         assert len(continuation) == row["num_tokens"] > 0 and context
+
+
+def test_one_request_per_example_and_no_tokenizer_call_where_nothing_merged(logprob_session):
+    """vLLM lists the ids of each echoed text (return_token_ids): lm-eval's split comes from the
+    echo itself; only an example with a choice merged at the boundary sends a second request."""
+    session, lines = logprob_session
+    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
+    calls = [c for path in traces for c in iter_calls(path)]
+    assert not [c for c in calls if c["endpoint"] == "/tokenize"]
+    completions = Counter(c["uuid"] for c in calls if c["endpoint"] == "/completions")
+    merged = {r["uuid"] for r in iter_rows(session / "checkpoints" / "mcq_logprob" / LOGPROB_DEBUG) if r["boundary_merge"]}
+    print(f"\n{sum(completions.values())} requests for {len(lines)} examples ({len(merged)} with a merge)")
+    assert completions == {u: 1 + (u in merged) for u in completions} and len(completions) == len(lines)
 
 
 def test_every_score_equals_the_models_own_log_likelihood(compared):

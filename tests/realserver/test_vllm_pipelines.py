@@ -29,7 +29,7 @@ from w2c_tui.store.layout import JUDGE_DECISIONS, MCQ_PREDICTIONS, TARGET_RESPON
 
 from .test_pipelines import shortest_examples
 
-from conftest import write_config
+from configs import write_config
 
 PER_LABEL = 2
 

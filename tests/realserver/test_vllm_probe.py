@@ -16,7 +16,7 @@ import httpx
 from w2c_tui.api import ProviderSettings
 from w2c_tui.api.probe import probe_logprobs
 
-from conftest import write_config
+from configs import write_config
 
 
 def _ids(server, text: str) -> list[int]:
@@ -29,6 +29,7 @@ def test_the_probe_calls_vllm_exact_and_the_model_agrees(vllm_server, vllm_truth
     assert support.usable and support.aligned is True, support.summary()
     assert support.prompt_logprobs and support.generated_listed is True and support.bos_listed is False
     assert support.prompt_lists and support.token_id_prompts and support.token_id_lists
+    assert support.echo_token_ids  # return_token_ids lists /tokenize's ids; add_special_tokens is honoured
     assert support.tokenizer == f"{vllm_server.root}/tokenize"
 
     evidence = support.evidence

@@ -26,7 +26,7 @@ from . import vllm_bed
 from .conftest import require_vllm_bed
 from .test_pipelines import shortest_examples
 
-from conftest import write_config
+from configs import write_config
 
 VLLM_WORDS = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set'
 

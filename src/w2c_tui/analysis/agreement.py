@@ -1,6 +1,6 @@
 """Cross-paradigm agreement within one session: do judge, MCQ and log-prob label alike?
 
-For every pair of pipelines that produced labels (the selectable kinds of `store.kinds`;
+For every pair of pipelines that produced labels (the selectable kinds of `session.kinds`;
 stability sweeps are repeated runs of one of them, not another paradigm) and the examples
 **both** obtained: the 4×4 table of labels (rows the first pipeline, columns the second,
 both in LABELS order), Cohen's κ, percent agreement, n, and the examples they disagree on.
@@ -20,9 +20,9 @@ from typing import Any
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.agreement import kappa_of_matrix
 from w2c_tui.metrics.classification import Matrix, coerce_label, confusion_matrix
-from w2c_tui.store import kinds
-from w2c_tui.store.browse import SessionInfo
-from w2c_tui.store.session_rows import SessionRows, load_session_rows
+from w2c_tui.session import kinds
+from w2c_tui.session.reader import SessionInfo
+from w2c_tui.session.rows import SessionRows, load_session_rows
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """Paired comparison of sessions, per pipeline, on the examples they both answered.
 
 For `w2c-tui compare` and the TUI Compare screen (which only display what this returns).
-Sessions are read as `SessionRows` (store/session_rows.py); the numbers come from
+Sessions are read as `SessionRows` (session/rows.py); the numbers come from
 `metrics/paired.py` and `metrics/classification.py`. Differences are B − A, where A is the
 session named first and B the one named second.
 
-Gold labels are each session's own (store/dataset_lookup.py): two sessions run on dataset
+Gold labels are each session's own (session/dataset.py): two sessions run on dataset
 files that give an example different gold labels are compared on the examples they share,
 the same uuid with the same gold label; the others are counted and named in the warning.
 A session whose dataset file changed since its run, and whose rows do not hold the gold
@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.classification import classification_summary, coerce_label
 from w2c_tui.metrics.paired import DEFAULT_RESAMPLES, discordant, holm, mcnemar_exact, paired_bootstrap, single_bootstrap
-from w2c_tui.store.session_rows import SessionRows, load_session_rows
+from w2c_tui.session.rows import SessionRows, load_session_rows
 
 SIGN = "B − A"
 COMPARED_EXAMPLES = (
@@ -296,7 +296,7 @@ def session_name(index: int) -> str:
 
 
 def session_ref(rows: SessionRows, index: int) -> SessionRef:
-    from w2c_tui.store.dataset_lookup import recorded_sha256
+    from w2c_tui.session.dataset import recorded_sha256
 
     info = rows.info
     return SessionRef(
@@ -313,8 +313,8 @@ def session_ref(rows: SessionRows, index: int) -> SessionRef:
 
 def load_sessions(roots: Sequence[Path | str]) -> list[SessionRows]:
     """Read each session folder; CompareError (one line) for a folder that is not a readable session. Blocking."""
-    from w2c_tui.store.browse import NotASession, open_session
-    from w2c_tui.store.dataset_lookup import DatasetFiles
+    from w2c_tui.session.reader import NotASession, open_session
+    from w2c_tui.session.dataset import DatasetFiles
 
     loaded = []
     files = DatasetFiles()  # sessions that name the same files parse them once (each keeps its own gold)

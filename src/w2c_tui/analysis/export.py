@@ -41,24 +41,29 @@ from typing import Any
 
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.classification import coerce_label
-from w2c_tui.metrics.compute import coverage
 from w2c_tui.printable import one_line
-from w2c_tui.store import kinds
-from w2c_tui.store.browse import SessionInfo
-from w2c_tui.store.session_rows import SessionRows
+from w2c_tui.report.numbers import decimal
+from w2c_tui.session import kinds
+from w2c_tui.session.models import Interval, Metrics, Rate, as_metrics
+from w2c_tui.session.reader import SessionInfo
+from w2c_tui.session.rows import SessionRows
 
 FORMATS = ("md", "csv", "latex", "json")
 EXPORTS_FOLDER = "exports"
 DIGITS = 3
 
-HALLUCINATIONS = (("tool", "tool_hallucination_rate"), ("answer", "answer_hallucination_rate"), ("parameter", "parameter_hallucination_rate"))
-_OLD_KEYS = {"parameter_hallucination_rate": "param_hallucination_rate"}  # sessions written before the rename
+# The metrics shown, as the metrics document declares them (session/models.py: its groups).
+HEADLINE = Metrics.group("headline")  # a field with an `interval` adds <key>_ci95_low/_high
+HALLUCINATIONS = tuple((field.key.removesuffix("_hallucination_rate"), field.key) for field in Metrics.group("hallucination"))
 
 #: columns of the metrics table, in order (JSON keys, CSV header)
 SUMMARY_COLUMNS = (
     "run_key", "fingerprint", "target_model", "simulated", "pipeline", "status", "n_obtained", "n_planned", "n_scored",
-    "accuracy", "accuracy_ci95_low", "accuracy_ci95_high",
-    "macro_f1", "macro_f1_ci95_low", "macro_f1_ci95_high", "macro_f1_4", "macro_f1_no_direct",
+    *(
+        column
+        for field in HEADLINE
+        for column in ((field.key, f"{field.key}_ci95_low", f"{field.key}_ci95_high") if field.interval else (field.key,))
+    ),
     *(f"{name}_hallucination_{part}" for name, _ in HALLUCINATIONS for part in ("rate", "numerator", "denominator")),
 )
 
@@ -70,10 +75,10 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
     records = []
     for info in infos:
         for pipeline in info.pipelines:
-            m = pipeline.metrics or {}
-            obtained, planned = coverage(m)
+            m = as_metrics(pipeline.metrics)
+            obtained, planned = m.coverage
             # A judge-check's figures are over the answers the judge labelled, its interval with them.
-            check = m.get("judge_check") if isinstance(m.get("judge_check"), dict) else None
+            check = m.judge_check
             record: dict[str, Any] = {
                 "run_key": info.run_key,
                 "fingerprint": info.fingerprint,
@@ -85,36 +90,32 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
                 "n_planned": planned,
                 "n_scored": check.get("n_labelled") if check else obtained,
             }
-            for key in ("accuracy", "macro_f1"):
-                interval = (check.get(f"{key}_ci95") if check else m.get(f"{key}_ci95")) or {}
-                record[key] = m.get(key)
-                record[f"{key}_ci95_low"] = interval.get("low")
-                record[f"{key}_ci95_high"] = interval.get("high")
-            record["macro_f1_4"] = m.get("macro_f1_4")
-            record["macro_f1_no_direct"] = m.get("macro_f1_no_direct")
+            for field in HEADLINE:
+                key = field.key
+                record[key] = getattr(m, key)
+                if field.interval:
+                    interval = Interval.of(check.get(f"{key}_ci95") or {}) if check else m.interval(key) or Interval()
+                    record[f"{key}_ci95_low"] = interval.low
+                    record[f"{key}_ci95_high"] = interval.high
             for name, key in HALLUCINATIONS:
-                value = m.get(key, m.get(_OLD_KEYS.get(key, "")))
-                rate = value.get("rate") if isinstance(value, dict) else value
+                value = getattr(m, key)
+                rate = value.rate if isinstance(value, Rate) else value
                 record[f"{name}_hallucination_rate"] = rate if isinstance(rate, (int, float)) else None
-                record[f"{name}_hallucination_numerator"] = value.get("numerator") if isinstance(value, dict) else None
-                record[f"{name}_hallucination_denominator"] = value.get("denominator") if isinstance(value, dict) else None
+                record[f"{name}_hallucination_numerator"] = value.numerator if isinstance(value, Rate) else None
+                record[f"{name}_hallucination_denominator"] = value.denominator if isinstance(value, Rate) else None
             records.append(record)
     return records
 
 
-def _number(value: Any) -> str:
-    return "–" if value is None else f"{value:.{DIGITS}f}"
-
-
 def _with_interval(record: dict[str, Any], key: str) -> str:
     low, high = record[f"{key}_ci95_low"], record[f"{key}_ci95_high"]
-    text = _number(record[key])
-    return text + (f" [{_number(low)}, {_number(high)}]" if low is not None and high is not None else "")
+    text = decimal(record[key], DIGITS)
+    return text + (f" [{decimal(low, DIGITS)}, {decimal(high, DIGITS)}]" if low is not None and high is not None else "")
 
 
 def _hallucination(record: dict[str, Any], name: str) -> str:
     numerator, denominator = record[f"{name}_hallucination_numerator"], record[f"{name}_hallucination_denominator"]
-    text = _number(record[f"{name}_hallucination_rate"])
+    text = decimal(record[f"{name}_hallucination_rate"], DIGITS)
     return text + (f" ({numerator}/{denominator})" if denominator is not None else "")
 
 
@@ -134,8 +135,9 @@ def _n(record: dict[str, Any]) -> str:
 
 
 TABLE_HEADER = (
-    "session", "model", "pipeline", "n", "accuracy [95% CI]", "macro-F1 [95% CI]", "macro-F1 (4)",
-    "macro-F1 (no direct)", "ToolHall", "AnswerHall", "ParamHall",
+    "session", "model", "pipeline", "n",
+    *(field.paper + (" [95% CI]" if field.interval else "") for field in HEADLINE),
+    *(field.paper for field in Metrics.group("hallucination")),
 )
 
 
@@ -143,8 +145,7 @@ def table_cells(record: dict[str, Any]) -> list[str]:
     """The printed cells of one record (Markdown and LaTeX): numbers with 3 decimals."""
     return [
         _session(record), _model(record), record["pipeline"], _n(record),
-        _with_interval(record, "accuracy"), _with_interval(record, "macro_f1"),
-        _number(record["macro_f1_4"]), _number(record["macro_f1_no_direct"]),
+        *(_with_interval(record, f.key) if f.interval else decimal(record[f.key], DIGITS) for f in HEADLINE),
         *(_hallucination(record, name) for name, _ in HALLUCINATIONS),
     ]
 

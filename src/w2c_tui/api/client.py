@@ -191,7 +191,13 @@ class ApiClient:
         temperature: float = 0.0,
         seed: int | None = None,
         ctx: CallContext | None = None,
+        token_ids: bool = False,
     ) -> dict[str, Any]:
+        """The answer as it came: the probe reads it raw; scoring asks `api/logprob.py`, whose
+        `echoes` returns each prompt's tokens and log-probabilities typed (`api/echo.Echo`).
+
+        `token_ids`: text prompts tokenized without special tokens, each choice listing the ids
+        it was read as (vLLM's `add_special_tokens` and `return_token_ids`)."""
         body: dict[str, Any] = {
             "model": model,
             "prompt": prompt,
@@ -202,6 +208,8 @@ class ApiClient:
         }
         if seed is not None:
             body["seed"] = seed
+        if token_ids:
+            body.update(add_special_tokens=False, return_token_ids=True)
         settings = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "echo": echo,
                     "logprobs": logprobs, "n_prompts": n_prompts(prompt)}
         provider = self._provider(self.route(model))

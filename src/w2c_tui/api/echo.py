@@ -54,7 +54,7 @@ def check_logprobs(logprobs: list[Any], tokens: list[Any] | None = None) -> None
     prompt token, so servers give it none). Raises ImpossibleLogprobError naming the first bad one."""
     body = logprobs[1:] if logprobs and logprobs[0] is None else logprobs
     # The common case at C speed (an echo lists thousands): all floats, none NaN, within bounds.
-    if all(type(v) is float for v in body):
+    if set(map(type, body)) <= {float}:
         try:  # NaN and ±inf make the sum non-finite (or raise, for inf - inf)
             if not body or (max(body) <= LOGPROB_ROUNDING and math.isfinite(math.fsum(body))):
                 return

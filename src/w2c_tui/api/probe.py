@@ -13,7 +13,9 @@
     at the end of prefix + t. llama-cpp-python 0.3.36 fails this: each echoed token gets
     the log-probability of being followed by itself;
   - is the generated token listed after the echo, is a BOS token listed first;
-  - are prompt lists accepted, are token-id prompts accepted, is there a tokenizer endpoint.
+  - are prompt lists accepted, are token-id prompts accepted, is there a tokenizer endpoint;
+  - does the echo of a text prompt list the ids it was read as, without special tokens
+    (vLLM's `return_token_ids` and `add_special_tokens`): the ids must be the tokenizer's.
 
 `LogprobSupport.problem` is one sentence naming the server and what it lacks, or None
 when `mcq_logprob` can be scored exactly there.
@@ -67,6 +69,7 @@ class LogprobSupport:
     token_id_lists: bool | None = None  # several token-id prompts in one request
     tokenizer: str | None = None  # URL of the tokenizer endpoint
     tokenizer_problem: str | None = None  # why a tokenizer endpoint that seemed there was taken as absent
+    echo_token_ids: bool | None = None  # a text prompt's echo lists the tokenizer's ids, no special tokens added
     evidence: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None  # why mcq_logprob cannot be scored exactly here
     transient: bool = False  # the probe itself failed for a passing reason: ask again later
@@ -143,6 +146,8 @@ async def _probe(client: ApiClient, model: str, support: LogprobSupport) -> None
         support.token_id_prompts = await _echoes_ids_as_sent(client, model, ids)
         if support.token_id_prompts:
             support.token_id_lists = await _accepts_list(client, model, [ids, ids])
+            if support.aligned and support.prompt_lists:  # only then can scoring use it
+                support.echo_token_ids = await _lists_prompt_ids(client, model, ids)
     if checked == 0:
         support.problem = (
             f"{support.server} generated no token that its echo lists on its own, so whether its prompt "
@@ -232,6 +237,17 @@ async def _echoes_ids_as_sent(client: ApiClient, model: str, ids: list[int]) -> 
     except (ApiError, EchoLayoutError):
         return False
     return "".join(echo.prompt_tokens) == PREFIXES[0]
+
+
+async def _lists_prompt_ids(client: ApiClient, model: str, ids: list[int]) -> bool:
+    """A text prompt sent with `token_ids` is echoed with the very ids the tokenizer gave it:
+    nothing added (a BOS would mean `add_special_tokens` is ignored), nothing left unlisted."""
+    try:
+        response = await client.completions(model, PREFIXES[0], max_tokens=1, echo=True, logprobs=1, temperature=0.0, token_ids=True)
+    except ApiError:
+        return False
+    choice = _choice(response)
+    return choice.get("prompt_token_ids") == ids and len(_list(_mapping(choice.get("logprobs")).get("tokens"))) >= len(ids)
 
 
 async def _accepts_list(client: ApiClient, model: str, prompts: list[Any]) -> bool:

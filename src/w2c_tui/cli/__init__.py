@@ -1,8 +1,7 @@
 """The `w2c-tui` command: the app by default, subcommands for servers and scripts.
 
-Exit codes: 0 success, 1 the run did not finish and a resume can (examples failed, it was
-stopped), 2 anything the user must fix first (config, data, arguments, unreachable provider,
-a pipeline stopped by HTTP 401/403/404) with one readable message that never says "resume".
+Exit codes and the user-facing error live in `cli/errors.py`; command modules import them
+from there, never from this face (which imports the commands).
 """
 
 from __future__ import annotations
@@ -11,12 +10,7 @@ import argparse
 import sys
 
 from w2c_tui import __version__
-
-EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit code 2."""
+from w2c_tui.cli.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, CliError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,7 +83,7 @@ def _handled(call) -> int:
         return _error_line(f"w2c-tui: config error: {exc}")
     except KeyboardInterrupt:
         print("w2c-tui: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the app's own terminal went away; no traceback for that
         import os
 

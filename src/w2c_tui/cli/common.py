@@ -56,11 +56,3 @@ def workdir_of(args: argparse.Namespace) -> Path:
     if getattr(args, "workdir", None):
         return Path(args.workdir)
     return load(args).workdir
-
-
-def fmt(value: object, digits: int = 3) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)

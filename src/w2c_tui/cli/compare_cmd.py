@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from w2c_tui.cli import CliError
-from w2c_tui.cli.common import fmt, path_argument
+from w2c_tui.cli.common import path_argument
+from w2c_tui.cli.errors import CliError
+from w2c_tui.report.numbers import decimal, shown, signed as signed_number
 
 MAX_FLIPS_SHOWN = 10  # per direction in the text output; --json lists them all
 
@@ -91,9 +92,9 @@ def comparison_lines(comparison) -> list[str]:
         lines.append(header)
         for entry in pair.pipelines.values():
             line = (
-                f"  {entry.exp_name:<28} {entry.n_common:>5} {fmt(entry.accuracy_a):>6} {fmt(entry.accuracy_b):>6}"
-                f" {_signed(entry.delta_accuracy):>7} {_ci(entry.delta_accuracy_ci95):>17}"
-                f" {_signed(entry.delta_macro_f1):>7} {_ci(entry.delta_macro_f1_ci95):>17} {_p(entry.mcnemar_p):>9}"
+                f"  {entry.exp_name:<28} {entry.n_common:>5} {shown(entry.accuracy_a):>6} {shown(entry.accuracy_b):>6}"
+                f" {signed_number(entry.delta_accuracy):>7} {_ci(entry.delta_accuracy_ci95):>17}"
+                f" {signed_number(entry.delta_macro_f1):>7} {_ci(entry.delta_macro_f1_ci95):>17} {_p(entry.mcnemar_p):>9}"
             )
             line += f" {_p(entry.mcnemar_p_holm):>7}" if several else ""
             line += f" {entry.n_b_right_a_wrong:>5} {entry.n_a_right_b_wrong:>5}"
@@ -108,8 +109,8 @@ def comparison_lines(comparison) -> list[str]:
         lines.append(f"leaderboard {name} (n = {rows[0].n if rows else 0}: the examples every session answered)")
         for row in rows:
             lines.append(
-                f"  {row.session.name}  {row.session.target_model:<32} acc {fmt(row.accuracy)} {_ci(row.accuracy_ci95, signed=False)}"
-                f"  macro_f1 {fmt(row.macro_f1)} {_ci(row.macro_f1_ci95, signed=False)}"
+                f"  {row.session.name}  {row.session.target_model:<32} acc {shown(row.accuracy)} {_ci(row.accuracy_ci95, signed=False)}"
+                f"  macro_f1 {shown(row.macro_f1)} {_ci(row.macro_f1_ci95, signed=False)}"
             )
     return lines
 
@@ -122,7 +123,7 @@ def _pipeline_notes(entry, a: str, b: str) -> list[str]:
     if entry.n_coerced_a or entry.n_coerced_b:
         notes.append(f"    invalid labels scored as cannot_answer: {entry.n_coerced_a} in {a}, {entry.n_coerced_b} in {b}")
     if entry.n_common:
-        per_class = "  ".join(f"{label} {_signed(delta)}" for label, delta in entry.delta_per_class_f1.items())
+        per_class = "  ".join(f"{label} {signed_number(delta)}" for label, delta in entry.delta_per_class_f1.items())
         notes.append(f"    per-class Δ F1 ({b} − {a}): {per_class}")
     directions = (
         (f"right→wrong ({a} right, {b} wrong)", entry.right_to_wrong),
@@ -137,14 +138,10 @@ def _pipeline_notes(entry, a: str, b: str) -> list[str]:
     return notes
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.3f}"
-
-
 def _ci(ci: dict | None, *, signed: bool = True) -> str:
     if not ci:
         return "–"
-    text = (lambda v: f"{v:+.3f}") if signed else (lambda v: f"{v:.3f}")
+    text = signed_number if signed else decimal
     return f"[{text(ci['low'])}, {text(ci['high'])}]"
 
 

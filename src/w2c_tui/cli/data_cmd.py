@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from w2c_tui.cli import CliError
+from w2c_tui.cli.errors import CliError
 
 UPSTREAM = "https://raw.githubusercontent.com/NVIDIA/When2Call/main/data/test/"
 # File name -> expected number of lines (one example per line).

@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from w2c_tui.cli import CliError
 from w2c_tui.cli.common import path_argument
+from w2c_tui.cli.errors import CliError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _read(root: Path):
-    from w2c_tui.store.browse import NotASession, open_session
+    from w2c_tui.session.reader import NotASession, open_session
 
     try:
         info = open_session(root)
@@ -60,7 +60,7 @@ def export(args: argparse.Namespace) -> int:
             print(f"w2c-tui: note: {root} is named more than once; exported once", file=sys.stderr)
         infos = [_read(root) for root in roots]
         if args.per_example:
-            from w2c_tui.store.session_rows import load_session_rows
+            from w2c_tui.session.rows import load_session_rows
 
             text = exporting.render_examples([load_session_rows(info) for info in infos], args.fmt)
         else:

@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 
-from w2c_tui.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
 from w2c_tui.cli.common import add_config_argument
+from w2c_tui.cli.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
 from w2c_tui.status import FAILED
 
 
@@ -51,9 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def judge_check(args: argparse.Namespace) -> int:
+    from w2c_tui.cli.headless import run_headless
     from w2c_tui.cli.progress import end_notes
-    from w2c_tui.cli.run_cmd import run_headless
-    from w2c_tui.engine.judge_check import JudgeCheckLaunch, JudgeCheckOptions
+    from w2c_tui.judge_check.launch import JudgeCheckLaunch, JudgeCheckOptions
+    from w2c_tui.judge_check.link import JUDGE_CHECK
+    from w2c_tui.session.live import PipelineProgress, Snapshot
 
     options = JudgeCheckOptions(judge=args.judge, k=args.k, temperature=args.temperature)
     started = run_headless(args, lambda loaded: JudgeCheckLaunch(loaded, options, run_key=args.run_key))
@@ -70,8 +72,8 @@ def judge_check(args: argparse.Namespace) -> int:
         print(note, file=sys.stderr)
     failed = any(status == FAILED for status in outcome.statuses.values())
     if failed:
-        progress = outcome.state.snapshot()["pipelines"].get("judge_check") or {}
-        print(f"w2c-tui: judge_check failed: {progress.get('message') or 'see audit events'}", file=sys.stderr)
+        progress = Snapshot.of(outcome.state.snapshot()).pipelines.get(JUDGE_CHECK) or PipelineProgress()
+        print(f"w2c-tui: judge_check failed: {progress.message or 'see audit events'}", file=sys.stderr)
     elif not outcome.ok:
         print(
             "w2c-tui: not every answer was judged; run the same command again to finish "
@@ -85,15 +87,16 @@ def judge_check(args: argparse.Namespace) -> int:
 
 
 def _print_result(outcome, launch, *, as_json: bool) -> None:
-    from w2c_tui.store.browse import read_session
-    from w2c_tui.store.judge_check_text import figures_lines
-    from w2c_tui.store.judge_checks import JUDGE_CHECK
+    from w2c_tui.session.models import as_metrics
+    from w2c_tui.session.reader import read_session
+    from w2c_tui.judge_check.text import figures_lines
+    from w2c_tui.judge_check.link import JUDGE_CHECK
 
     root = outcome.plan.paths.root
     info = read_session(root)
     pipeline = next((p for p in info.pipelines if p.exp_name == JUDGE_CHECK), None)
-    metrics = (pipeline.metrics if pipeline else None) or {}
-    figures = metrics.get("judge_check") or {}
+    metrics = as_metrics(pipeline.metrics if pipeline else None)
+    figures = metrics.judge_check or {}
     settings = launch.loaded.settings
     if as_json:
         document = {
@@ -103,7 +106,7 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
             "temperature": settings.pipelines.judge_temperature,
             "simulated": launch.simulated,
             "status": outcome.statuses.get(JUDGE_CHECK),
-            "accuracy_ci95": metrics.get("accuracy_ci95"),
+            "accuracy_ci95": metrics.accuracy_ci95.document if metrics.accuracy_ci95 is not None else None,
             "figures": figures,
         }
         print(json.dumps(document, indent=2))
@@ -116,28 +119,3 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
     for line in figures_lines(figures) if figures else ["no figure: no answer was judged"]:
         print(f"  {line}")
     print(root)
-
-
-# -- for `w2c-tui show` -------------------------------------------------------------------
-
-
-def show_lines(metrics: dict) -> list[str]:
-    """The judge-check figures under a judge_check pipeline's line (none for other pipelines)."""
-    from w2c_tui.store.judge_check_text import figures_lines
-
-    figures = (metrics or {}).get("judge_check")
-    return [f"      {line}" for line in figures_lines(figures)] if isinstance(figures, dict) else []
-
-
-def session_note(info):
-    """The judge link of a session whose pipelines use a judge (None for others)."""
-    from w2c_tui.store.judge_checks import judge_note
-
-    return judge_note(info.paths.root, info.manifest, [p.exp_name for p in info.pipelines])
-
-
-def note_lines(note) -> list[str]:
-    if note is None:
-        return []
-    lines = [f"  {note.check.text()}"] if note.check else []
-    return lines + ([f"  WARNING: {note.warning}"] if note.warning else [])

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from w2c_tui.cli import EXIT_INCOMPLETE, CliError
 from w2c_tui.cli.common import add_config_argument, load, path_argument
+from w2c_tui.cli.errors import EXIT_INCOMPLETE, CliError
 from w2c_tui.redaction import scrub
 
 

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from w2c_tui.cli import EXIT_INCOMPLETE, EXIT_OK
 from w2c_tui.cli.common import add_config_argument, load
+from w2c_tui.cli.errors import EXIT_INCOMPLETE, EXIT_OK
 
 
 def register(sub) -> None:
@@ -29,7 +29,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from w2c_tui.cli import CliError
+    from w2c_tui.cli.errors import CliError
 
     loaded = load(args)
     models = [m for m in (args.model or loaded.settings.models.target_models) if m.strip()]

@@ -7,8 +7,9 @@ import sys
 import time
 from typing import TextIO
 
-from w2c_tui.cli.common import fmt
 from w2c_tui.engine.state import RunState
+from w2c_tui.report.numbers import shown
+from w2c_tui.session.live import Snapshot
 
 SIMULATED_NOTE = "SIMULATED endpoint: answers come from w2c-tui's built-in pseudo-model, not a real LLM"
 
@@ -19,37 +20,35 @@ def _bar(done: int, total: int, width: int = 24) -> str:
 
 
 def render(state: RunState) -> list[str]:
-    snap = state.snapshot()
-    lines = [f"{snap['label']}{'  [SIMULATED]' if snap['simulated'] else ''}"]
-    for name, p in snap["pipelines"].items():
-        eta = f"ETA {int(p['eta_seconds'])}s" if p["eta_seconds"] is not None else p["status"]
-        failed = f" failed {p['failed']}" if p["failed"] else ""
+    snap = Snapshot.of(state.snapshot())
+    lines = [f"{snap.label}{'  [SIMULATED]' if snap.simulated else ''}"]
+    for name, p in snap.pipelines.items():
+        eta = f"ETA {int(p.eta_seconds)}s" if p.eta_seconds is not None else p.status
+        failed = f" failed {p.failed}" if p.failed else ""
         lines.append(
-            f"  {name[:34]:<34} {_bar(p['done'], p['total'])} {p['done']:>5}/{p['total']:<5} "
-            f"{p['rate']:5.1f} ex/s {eta:<9} acc {fmt(p['accuracy'], 2)} F1 {fmt(p['macro_f1'], 2)}{failed}"
+            f"  {name[:34]:<34} {_bar(p.done, p.total)} {p.done:>5}/{p.total:<5} "
+            f"{p.rate:5.1f} ex/s {eta:<9} acc {shown(p.accuracy, 2)} F1 {shown(p.macro_f1, 2)}{failed}"
         )
-    retries = ", ".join(f"{cause}×{n}" for cause, n in sorted(snap["retries"].items())) or "none"
-    lat = snap["latency_p50"], snap["latency_p95"]
-    cancelled = snap.get("cancelled_requests") or 0
+    retries = ", ".join(f"{cause}×{n}" for cause, n in sorted(snap.retries.items())) or "none"
     lines.append(
-        f"  requests {snap['requests']} ({snap['requests_per_second']:.1f}/s, in flight {snap['in_flight']}{_limits(snap)}) "
-        f"latency p50 {fmt(lat[0], 2)}s p95 {fmt(lat[1], 2)}s  retries {retries}  errors {snap['errors']}"
-        + (f"  cancelled {cancelled}" if cancelled else "")
+        f"  requests {snap.requests} ({snap.requests_per_second:.1f}/s, in flight {snap.in_flight}{_limits(snap)}) "
+        f"latency p50 {shown(snap.latency_p50, 2)}s p95 {shown(snap.latency_p95, 2)}s  retries {retries}  errors {snap.errors}"
+        + (f"  cancelled {snap.cancelled_requests}" if snap.cancelled_requests else "")
     )
-    for provider, wait in snap["waits"].items():
-        lines.append(f"  waiting {wait['seconds_left']:.0f} s: {wait['cause']} from {provider}")
-    if snap["empty_answers"] or snap["bad_answers"]:
-        bad = ", ".join(f"{kind}×{n}" for kind, n in sorted(snap["bad_answers"].items())) or "none"
-        lines.append(f"  empty answers {snap['empty_answers']}  unreadable answers {bad}")
+    for provider, wait in snap.waits.items():
+        lines.append(f"  waiting {wait.seconds_left:.0f} s: {wait.cause} from {provider}")
+    if snap.empty_answers or snap.bad_answers:
+        bad = ", ".join(f"{kind}×{n}" for kind, n in sorted(snap.bad_answers.items())) or "none"
+        lines.append(f"  empty answers {snap.empty_answers}  unreadable answers {bad}")
     return lines
 
 
-def _limits(snap: dict) -> str:
+def _limits(snap: Snapshot) -> str:
     """", limit 12/128" per provider: the live concurrency limit under its ceiling, and its 429s."""
     parts = [
-        f"{name + ' ' if len(snap['pacing']) > 1 else ''}{p['limit']}/{p['ceiling']}"
-        + (f" 429s {p['overloads']}" if p.get("overloads") else "")
-        for name, p in sorted((snap.get("pacing") or {}).items())
+        f"{name + ' ' if len(snap.pacing) > 1 else ''}{p.limit}/{p.ceiling}"
+        + (f" 429s {p.overloads}" if p.overloads else "")
+        for name, p in sorted(snap.pacing.items())
     ]
     return f", limit {', '.join(parts)}" if parts else ""
 
@@ -57,35 +56,35 @@ def _limits(snap: dict) -> str:
 def end_notes(state: RunState) -> list[str]:
     """Lines for the end of a run: each sort of unreadable answer once, with the server's words,
     and each pipeline whose answers were mostly empty."""
-    snap = state.snapshot()
+    snap = Snapshot.of(state.snapshot())
     lines = []
-    for kind, n in sorted(snap["bad_answers"].items()):
-        message = snap["bad_answer_messages"].get(kind, "")
+    for kind, n in sorted(snap.bad_answers.items()):
+        message = snap.bad_answer_messages.get(kind, "")
         lines.append(f"w2c-tui: {n} answer(s) could not be read ({kind}): {message}")
-    usage = (snap.get("usage") or {}).get("pipelines") or {}
+    usage = snap.usage.pipelines
     for name, first in sorted(state.usage.implausible.items()):
-        n = (usage.get(name) or {}).get("requests_implausible_usage") or 0
+        n = usage[name].requests_implausible_usage if name in usage else 0
         lines.append(
             f"w2c-tui: {n} {name} answer(s) reported token counts that cannot be true (the first: {first}); "
             "their tokens count as unknown, not in the totals, the cost or the token budget"
         )
-    for name, p in snap["pipelines"].items():
-        forced, done = p.get("forced_labels") or 0, p["done"]
+    for name, p in snap.pipelines.items():
+        forced, done = p.forced_labels, p.done
         if forced and forced < done:  # all of them: the pipeline failed, and its line says so
             lines.append(
                 f"w2c-tui: the judge gave no readable label for {forced} of {done} {name} answers; they count as "
                 "cannot_answer, so part of the figures is that fallback's: check judge_model and judge_max_tokens"
             )
-        if p["answers"] and p["empty_answers"] * 2 > p["answers"]:
-            if p["cut_answers"] * 2 > p["empty_answers"]:
+        if p.answers and p.empty_answers * 2 > p.answers:
+            if p.cut_answers * 2 > p.empty_answers:
                 advice = (
-                    f"{p['cut_answers']} stopped at max_tokens (finish_reason length): raise max_tokens "
+                    f"{p.cut_answers} stopped at max_tokens (finish_reason length): raise max_tokens "
                     "(a reasoning model may spend them all before answering)"
                 )
             else:
                 advice = "check the model name and the server's log"
             lines.append(
-                f"w2c-tui: {p['empty_answers']} of {p['answers']} {name} answers were empty (no text, no tool call): {advice}"
+                f"w2c-tui: {p.empty_answers} of {p.answers} {name} answers were empty (no text, no tool call): {advice}"
             )
     return lines
 

@@ -5,12 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from w2c_tui.cli import CliError
-from w2c_tui.cli.common import add_config_argument, fmt, path_argument, workdir_of
-from w2c_tui.cli import judge_check_cmd
-from w2c_tui.cli.show_text import agreement_lines, metric_detail_lines, session_agreement_json
-from w2c_tui.store.usage_text import pipeline_usage_line, session_usage_lines
+from w2c_tui.cli.common import add_config_argument, path_argument, workdir_of
+from w2c_tui.cli.errors import CliError
+from w2c_tui.cli.show_text import (
+    agreement_lines,
+    damaged_text,
+    judge_note_lines,
+    judge_session_note,
+    judge_show_lines,
+    metric_detail_lines,
+    pipeline_line,
+    session_agreement_json,
+)
+from w2c_tui.report.numbers import shown
+from w2c_tui.report.usage_text import pipeline_usage_line, session_usage_lines
+
+if TYPE_CHECKING:  # the models (pydantic) load with the first `show`, not with `--help`
+    from w2c_tui.session.models import Metrics
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sessions(args: argparse.Namespace) -> int:
-    from w2c_tui.store.browse import list_sessions
+    from w2c_tui.session.reader import list_sessions
 
     found = list_sessions(workdir_of(args))
     if args.json:
@@ -38,57 +51,35 @@ def sessions(args: argparse.Namespace) -> int:
         return 0
     print(f"{'run key':<28} {'fingerprint':<16} {'target model':<28} {'status':<9} {'n':>5}  created")
     for s in found:
-        tags = ("  [sim]" if s.simulated else "") + ("  [earlier suite]" if s.origin == "earlier-suite" else "")
+        tags = ("  [sim]" if s.simulated else "") + ("  [earlier suite]" if s.earlier else "")
         damaged = s.damaged
         tags += f"  [damaged: {damaged_text(damaged)}]" if damaged else ""
         print(
             f"{s.run_key[:28]:<28} {s.fingerprint:<16} {s.target_model[:28]:<28} {s.status:<9} "
-            f"{fmt(s.n_examples):>5}  {s.created_at[:19]}{tags}"
+            f"{shown(s.n_examples):>5}  {s.created_at[:19]}{tags}"
         )
     return 0
-
-
-def damaged_text(reasons: list[str]) -> str:
-    """A session's damage on one line: the first reason, and how many more."""
-    more = len(reasons) - 1
-    return reasons[0] + (f" (+{more} more)" if more > 0 else "")
-
-
-def pipeline_line(exp_name: str, status: str, metrics: dict | None) -> str:
-    """One pipeline: status, n_obtained/n_planned and the headline metrics, or `no metric`."""
-    from w2c_tui.metrics.compute import coverage_text
-    from w2c_tui.status import with_hint
-    from w2c_tui.store.endpoint_note import endpoint_text
-
-    m = metrics or {}
-    line = f"  {exp_name:<34} {with_hint(status):<22} {coverage_text(m):<18}"
-    if "accuracy" not in m:
-        return line + " no metric (no answer obtained)" if m else line + " no metrics.json"
-    line += (
-        f" acc {fmt(m.get('accuracy'))} macro_f1 {fmt(m.get('macro_f1'))} f1_4 {fmt(m.get('macro_f1_4'))}"
-        f" f1_no_direct {fmt(m.get('macro_f1_no_direct'))}"
-    )
-    if "stability_at_k" in m:
-        line += f" stability@k {fmt(m.get('stability_at_k'))} consistency {fmt(m.get('mean_consistency_at_k'))}"
-    return line
 
 
 def _audit_line(summary: dict) -> str:
     def counts(by_type: dict) -> str:
         return ", ".join(f"{k} ×{v}" for k, v in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0])))
 
-    text = f"      audit: {summary.get('total_events', 0)} outstanding events"
-    if summary.get("by_fallback_type"):
-        text += f" ({counts(summary['by_fallback_type'])})"
-    text += f", {summary.get('forced_fallback_events', 0)} forced"
-    if summary.get("resolved_by_resume"):
-        text += f"; resolved by resume: {counts(summary['resolved_by_resume'])}"
+    from w2c_tui.session.models import AuditSummary
+
+    audit = AuditSummary.of(summary)
+    text = f"      audit: {audit.total_events} outstanding events"
+    if audit.by_fallback_type:
+        text += f" ({counts(audit.by_fallback_type)})"
+    text += f", {audit.forced_fallback_events} forced"
+    if audit.resolved_by_resume:
+        text += f"; resolved by resume: {counts(audit.resolved_by_resume)}"
     return text
 
 
 def _judge_note_json(info) -> dict | None:
     """The judge link of a session that uses a judge (None for any other session)."""
-    note = judge_check_cmd.session_note(info)
+    note = judge_session_note(info)
     return note.to_json() if note is not None else None
 
 
@@ -100,21 +91,18 @@ def _trace_damage(p) -> str | None:
 
 
 def _pipeline_json(p) -> dict:
-    from w2c_tui.metrics.compute import coverage
-
-    obtained, planned = coverage(p.metrics)
+    obtained, planned = p.metrics.coverage if p.metrics else (None, None)
     document = {
         "status": p.status, "n_obtained": obtained, "n_planned": planned, "audit": p.audit_summary,
         "trace_damaged": _trace_damage(p),
     }
-    if p.origin == "earlier-suite":
-        document["stored_metrics"] = p.stored
-        document["comparison"] = p.comparison
+    if p.earlier:
+        document.update(stored_metrics=p.stored, comparison=[row.document for row in p.comparison])
     return document
 
 
 def show(args: argparse.Namespace) -> int:
-    from w2c_tui.store.browse import NotASession, open_session
+    from w2c_tui.session.reader import NotASession, open_session
 
     root = Path(args.session_dir)
     try:
@@ -126,7 +114,7 @@ def show(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "session": info.summary(),
-                    "metrics": {p.exp_name: p.metrics for p in info.pipelines},
+                    "metrics": {p.exp_name: _document(p.metrics) for p in info.pipelines},
                     "pipelines": {p.exp_name: _pipeline_json(p) for p in info.pipelines},
                     "agreement": session_agreement_json(info),
                     "usage": _usage_json(info),
@@ -136,10 +124,11 @@ def show(args: argparse.Namespace) -> int:
             )
         )
         return 0
+    from w2c_tui.report.endpoint_note import endpoint_text
+    from w2c_tui.session.models import as_metrics
     from w2c_tui.status import with_hint
-    from w2c_tui.store.endpoint_note import endpoint_text
 
-    earlier = info.origin == "earlier-suite"
+    earlier = info.earlier
     print(
         f"session {info.fingerprint}  run {info.run_key}  target {info.target_model}  status {with_hint(info.status)}"
         + ("  SIMULATED (answers from the simulated endpoint, not a model)" if info.simulated else "")
@@ -147,33 +136,33 @@ def show(args: argparse.Namespace) -> int:
     )
     if info.damaged:
         print(f"  damaged: {'; '.join(info.damaged)}")
-    endpoint = endpoint_text(info.manifest)
+    endpoint = endpoint_text(info.manifest_json)
     if endpoint:
         print(f"  {endpoint}")
-    for line in judge_check_cmd.note_lines(judge_check_cmd.session_note(info)):
+    for line in judge_note_lines(judge_session_note(info)):
         print(line)
     for p in info.pipelines:
-        m = p.metrics or {}
-        print(pipeline_line(p.exp_name, p.status, m))
+        m = as_metrics(p.metrics)
+        print(pipeline_line(p.exp_name, p.status, p.metrics))
         for line in metric_detail_lines(m):
             print(line)
-        for line in judge_check_cmd.show_lines(m):
+        for line in judge_show_lines(m):
             print(line)
         for note in p.notes:
             print(f"      note: {note}")
-        for variant, vm in (m.get("variants") or {}).items():
-            if "accuracy" not in vm:
+        for variant, vm in (m.variants or {}).items():
+            if not vm.scored:
                 continue  # nothing obtained: the pipeline line already says so
-            print(f"      {variant:<12} acc {fmt(vm.get('accuracy'))} macro_f1 {fmt(vm.get('macro_f1'))}")
-        legacy = m.get("missing_as_cannot_answer")
-        if legacy and m.get("n_missing_predictions"):
+            print(f"      {variant:<12} acc {shown(vm.accuracy)} macro_f1 {shown(vm.macro_f1)}")
+        legacy = m.missing_as_cannot_answer
+        if legacy and m.n_missing_predictions:
             print(
-                f"      missing_as_cannot_answer (earlier convention, comparison only): acc {fmt(legacy.get('accuracy'))} "
-                f"macro_f1 {fmt(legacy.get('macro_f1'))} n_total {fmt(legacy.get('n_total'))}"
+                f"      missing_as_cannot_answer (earlier convention, comparison only): acc {shown(legacy.accuracy)} "
+                f"macro_f1 {shown(legacy.macro_f1)} n_total {shown(legacy.n_total)}"
             )
         if earlier:
             _print_comparison(p)
-        usage_line = pipeline_usage_line(m)
+        usage_line = pipeline_usage_line(m.document)
         if usage_line:
             print(usage_line)
         print(_audit_line(p.audit_summary))
@@ -194,7 +183,12 @@ def show(args: argparse.Namespace) -> int:
 def _usage_json(info) -> dict:
     from w2c_tui.store.usage import session_usage
 
-    return session_usage({p.exp_name: p.metrics for p in info.pipelines}, info.manifest)
+    return session_usage({p.exp_name: _document(p.metrics) for p in info.pipelines}, info.manifest_json)
+
+
+def _document(metrics: Metrics | None) -> dict | None:
+    """metrics.json's object as read (or recomputed), for JSON output and the usage readers."""
+    return metrics.document if metrics is not None else None
 
 
 def _print_comparison(p) -> None:
@@ -207,5 +201,5 @@ def _print_comparison(p) -> None:
         return
     print(f"      {'metric':<30} {'stored':>8} {'ours':>8}")
     for row in rows:
-        flag = ("  differs: " + row["note"]) if row["by_design"] else ("  DIFFERS" if row["differs"] else "")
-        print(f"      {row['key']:<30} {fmt(row['stored']):>8} {fmt(row['ours']):>8}{flag}")
+        flag = ("  differs: " + row.note) if row.by_design else ("  DIFFERS" if row.differs else "")
+        print(f"      {row.key:<30} {shown(row.stored):>8} {shown(row.ours):>8}{flag}")

@@ -1,4 +1,5 @@
-"""The detail lines of `w2c-tui show`: intervals, per-class F1, hallucination rates, agreement.
+"""The text of `w2c-tui show` (and `run`'s summary): a pipeline's line, its detail lines (intervals,
+per-class F1, hallucination rates), agreement and the judge-check figures.
 
 Every number has its n beside it: an interval the examples it resampled, a class F1 its
 gold support, a rate its numerator/denominator, a κ the examples both pipelines obtained.
@@ -6,54 +7,59 @@ gold support, a rate its numerator/denominator, a κ the examples both pipelines
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from w2c_tui.cli.common import fmt
 from w2c_tui.labels import LABELS
+from w2c_tui.report.numbers import shown
+
+if TYPE_CHECKING:  # the models (pydantic) load with the first `show`, not with `--help`
+    from w2c_tui.session.models import ClassScores, Interval, Metrics
 
 INDENT = "      "
-_HALLUCINATIONS = (("tool", "tool_hallucination_rate"), ("answer", "answer_hallucination_rate"), ("param", "parameter_hallucination_rate"))
 
 
-def _interval(ci: Any) -> str:
-    if not isinstance(ci, dict):
+def _interval(ci: Interval | None) -> str:
+    if ci is None:
         return "–"
-    return f"[{fmt(ci.get('low'))}, {fmt(ci.get('high'))}]"
+    return f"[{shown(ci.low)}, {shown(ci.high)}]"
 
 
-def metric_detail_lines(m: dict[str, Any]) -> list[str]:
+def metric_detail_lines(metrics: Metrics | dict[str, Any]) -> list[str]:
     """Three aligned lines under a pipeline's headline, or none when nothing was scored."""
-    if "accuracy" not in m:
+    from w2c_tui.session.models import Rate, as_metrics
+
+    m = as_metrics(metrics)
+    if not m.scored:
         return []
     lines = []
-    n = m.get("n_obtained", m.get("n_total"))
-    ci = m.get("accuracy_ci95") or m.get("macro_f1_ci95")
+    n = m.n_obtained if m.has("n_obtained") else m.n_total
+    ci = m.accuracy_ci95 or m.macro_f1_ci95
     if ci:
-        resamples = ci.get("n_boot") if isinstance(ci, dict) else None
         lines.append(
-            f"{INDENT}{'95% CI':<9} acc {_interval(m.get('accuracy_ci95'))}  macro_f1 {_interval(m.get('macro_f1_ci95'))}"
-            f"  (n {fmt(n)}, {fmt(resamples)} bootstrap resamples)"
+            f"{INDENT}{'95% CI':<9} acc {_interval(m.accuracy_ci95)}  macro_f1 {_interval(m.macro_f1_ci95)}"
+            f"  (n {shown(n)}, {shown(ci.n_boot)} bootstrap resamples)"
         )
-    per_class = m.get("per_class") or {}
-    if per_class:
-        cells = [f"{name} {_class_f1(per_class.get(name) or {})}" for name in LABELS]
+    if m.per_class:
+        cells = [f"{name} {_class_f1(m.class_scores(name))}" for name in LABELS]
         lines.append(f"{INDENT}{'F1/class':<9} " + "  ".join(cells))
     cells = []
-    for title, key in _HALLUCINATIONS:
-        value = m.get(key, m.get("param_hallucination_rate") if title == "param" else None)
-        if isinstance(value, dict):
-            cells.append(f"{title} {fmt(value.get('rate'))} ({value.get('numerator', '?')}/{value.get('denominator', '?')})")
+    for field, value in m.values("hallucination"):
+        title = field.label
+        if isinstance(value, Rate):
+            numerator = value.numerator if value.has("numerator") else "?"
+            denominator = value.denominator if value.has("denominator") else "?"
+            cells.append(f"{title} {shown(value.rate)} ({numerator}/{denominator})")
         elif isinstance(value, (int, float)):
-            cells.append(f"{title} {fmt(value)} (n {fmt(n)})")
+            cells.append(f"{title} {shown(value)} (n {shown(n)})")
     if cells:
         lines.append(f"{INDENT}{'halluc.':<9} " + "  ".join(cells))
     return lines
 
 
-def _class_f1(scores: dict) -> str:
+def _class_f1(scores: ClassScores) -> str:
     """F1 with its gold n; "–" for a label neither in gold nor predicted (macro-F1 leaves it out)."""
-    absent = not scores.get("support") and not scores.get("predicted")
-    return f"{'–' if absent else fmt(scores.get('f1'))} (n {fmt(scores.get('support'))})"
+    absent = not scores.support and not scores.predicted
+    return f"{'–' if absent else shown(scores.f1)} (n {shown(scores.support)})"
 
 
 def agreement_lines(agreement: dict[str, Any]) -> list[str]:
@@ -69,7 +75,7 @@ def agreement_lines(agreement: dict[str, Any]) -> list[str]:
     ]
     for name, p in zip(names, pairs):
         lines.append(
-            f"{INDENT}{name:<{width}} {p['n']:>6} {fmt(p['kappa']):>7} {fmt(p['percent_agreement']):>7} {p['n_disagreements']:>7}"
+            f"{INDENT}{name:<{width}} {p['n']:>6} {shown(p['kappa']):>7} {shown(p['percent_agreement']):>7} {p['n_disagreements']:>7}"
         )
     return lines
 
@@ -82,3 +88,49 @@ def session_agreement_json(info: Any) -> dict[str, Any]:
         return session_agreement(info).to_json()
     except Exception as exc:  # noqa: BLE001 - a damaged session still shows its metrics
         return {"pipelines": [], "pairs": [], "error": f"{type(exc).__name__}: {exc}"}
+
+
+def damaged_text(reasons: list[str]) -> str:
+    """A session's damage on one line: the first reason, and how many more."""
+    more = len(reasons) - 1
+    return reasons[0] + (f" (+{more} more)" if more > 0 else "")
+
+
+def pipeline_line(exp_name: str, status: str, metrics: Metrics | dict | None) -> str:
+    """One pipeline: status, n_obtained/n_planned and the headline metrics, or `no metric`."""
+    from w2c_tui.metrics.compute import coverage_text
+    from w2c_tui.session.models import Metrics, as_metrics
+    from w2c_tui.status import with_hint
+
+    m = as_metrics(metrics)
+    line = f"  {exp_name:<34} {with_hint(status):<22} {coverage_text(m.document):<18}"
+    if not m.scored:
+        return line + " no metric (no answer obtained)" if m else line + " no metrics.json"
+    line += "".join(f" {field.cli} {shown(getattr(m, field.key))}" for field in Metrics.group("headline"))
+    if m.has("stability_at_k"):
+        line += "".join(f" {field.cli} {shown(getattr(m, field.key))}" for field in Metrics.group("stability") if field.cli)
+    return line
+
+
+def judge_show_lines(metrics: Metrics | dict | None) -> list[str]:
+    """The judge-check figures under a judge_check pipeline's line (none for other pipelines)."""
+    from w2c_tui.judge_check.text import figures_lines
+
+    from w2c_tui.session.models import as_metrics
+
+    figures = as_metrics(metrics).judge_check
+    return [f"      {line}" for line in figures_lines(figures)] if isinstance(figures, dict) else []
+
+
+def judge_session_note(info):
+    """The judge link of a session whose pipelines use a judge (None for others)."""
+    from w2c_tui.judge_check.link import judge_note
+
+    return judge_note(info.paths.root, info.manifest_json, [p.exp_name for p in info.pipelines])
+
+
+def judge_note_lines(note) -> list[str]:
+    if note is None:
+        return []
+    lines = [f"  {note.check.text()}"] if note.check else []
+    return lines + ([f"  WARNING: {note.warning}"] if note.warning else [])

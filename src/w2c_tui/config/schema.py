@@ -16,7 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 
 from w2c_tui.prompts.families import ALIASES as FAMILY_ALIASES
 from w2c_tui.prompts.families import FAMILIES as TEMPLATE_FAMILIES
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 
 FAMILIES = ("auto", *TEMPLATE_FAMILIES, *FAMILY_ALIASES)
 

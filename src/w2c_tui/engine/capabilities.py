@@ -13,7 +13,7 @@ from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import RunState
 from w2c_tui.status import REFUSED
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.session import is_done
 
 

@@ -1,7 +1,7 @@
 """What a launch will cost before it starts: requests, tokens, time at the current limits, money.
 
 The pipelines and sweeps are the plan's own (`engine.plan.planned_exp_names`); what one
-example costs is each kind's registry entry (`store/kinds.py`): llm_judge 2 requests
+example costs is each kind's registry entry (`session/kinds.py`): llm_judge 2 requests
 (target + judge; a judge repair adds one more, rarely), mcq 1, mcq_logprob 1 /completions
 request plus five small /tokenize calls (`tokenize_calls`, where the server has a
 tokenizer); a stability sweep is k times its method. The figures are for one session (one
@@ -35,8 +35,7 @@ from w2c_tui.api.providers import route
 from w2c_tui.config.schema import Settings
 from w2c_tui.engine.plan import planned_exp_names
 from w2c_tui.engine.usage_report import price_table
-from w2c_tui.pipelines.kind_code import resolve
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.usage import COST_DECIMALS, Price
 
 CHARS_PER_TOKEN = 3.0
@@ -122,14 +121,13 @@ def planned_pipelines(settings: Settings) -> list[tuple[str, str, int]]:
 
 def prompt_chars_per_method(examples: list[Any]) -> dict[str, float]:
     """Mean prompt characters per example of each kind, measured on a sample."""
+    from w2c_tui.pipelines import pipeline_class  # the pipeline classes load when measured, not with the Setup screen
+
     sample = examples[:: max(1, len(examples) // _SAMPLE)][:_SAMPLE]
     measured: dict[str, float] = {}
     for kind in kinds.kinds():
-        if kind.prompt_chars is None or not sample:
-            measured[kind.name] = 0.0
-            continue
-        chars = resolve(kind.prompt_chars)
-        measured[kind.name] = sum(chars(e) for e in sample) / len(sample)
+        chars = pipeline_class(kind).prompt_chars
+        measured[kind.name] = sum(chars(e) for e in sample) / len(sample) if sample else 0.0
     return measured
 
 

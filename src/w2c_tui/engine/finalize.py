@@ -7,12 +7,12 @@ from typing import Any
 
 from w2c_tui.data import Example
 from w2c_tui.metrics import compute_metrics
-from w2c_tui.pipelines.kind_code import resolve
-from w2c_tui.store.kinds import kind_of
+from w2c_tui.session.kinds import kind_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
 from w2c_tui.store.jsonl import read_keyed, write_json_atomic
 from w2c_tui.store.layout import AUDIT_SUMMARY_FILE, SessionPaths
-from w2c_tui.store.session_checks import check_metrics, disagreement, read_document
+from w2c_tui.session.documents import check_metrics, disagreement
+from w2c_tui.store.jsonl import read_document
 
 # A UUID written twice in a primary checkpoint with different labels; the last row wins.
 DUPLICATE_LABEL_CONFLICT = "duplicate_uuid_label_conflict"
@@ -49,7 +49,7 @@ def metrics_for(
         wanted = {e.uuid for e in examples}
         obtained = [row for uuid, row in rows.items() if uuid in wanted]
         if obtained:  # no row obtained: no summary metric either
-            summary = resolve(kind.summary)(obtained)
+            summary = kind.summary(obtained)
             summary.pop("mode_classification", None)  # the classification keys above are of the primary labels
             metrics.update(summary)
     return metrics

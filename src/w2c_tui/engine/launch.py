@@ -1,5 +1,8 @@
 """A launch: check providers, then run one session per target model.
 
+The checks before the first request live in `preflight`, the manifest's fields in `manifest`;
+a launch orders them and owns each session's lock, server-identity watch, traces and tracking.
+
 With no provider configured (embedded defaults) the launch starts the simulated endpoint
 on a free loopback port and routes every model to it; every output says so.
 """
@@ -11,58 +14,25 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
-from urllib.parse import urlsplit
 
-from w2c_tui import __version__
 from w2c_tui.api import ApiClient, ProviderSettings, RetryPolicy, route
-from w2c_tui.api.probe import list_models
-from w2c_tui.api.server_version import server_version
-from w2c_tui.api.providers import is_loopback_url
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data.when2call import DataError
-from w2c_tui.engine.budget_check import budget_warnings
-from w2c_tui.engine.capabilities import check_logprob_support
-from w2c_tui.engine.native_tools import check_native_tools
-from w2c_tui.pipelines.mcq_logprob import support_key
-# api_providers and SIM_PROVIDER moved to engine/endpoint.py; still importable from here.
-from w2c_tui.engine.endpoint import SIM_PROVIDER, api_providers, public_providers, strip_url_credentials  # noqa: F401
-from w2c_tui.engine.estimate import plan_estimate
+from w2c_tui.engine import preflight
+from w2c_tui.engine.endpoint import api_providers
+from w2c_tui.engine.manifest import launch_manifest
 from w2c_tui.engine.observer import SessionObserver
 from w2c_tui.engine.plan import PlanError, SessionPlan, plan_sessions, resolve_run_key
+from w2c_tui.engine.preflight import Findings, LaunchCancelled, LaunchError
 from w2c_tui.engine.resume import find_session, retarget
 from w2c_tui.engine.runner import SessionRunner
 from w2c_tui.engine.state import RunState
-from w2c_tui.redaction import Redactor, redact_url
+from w2c_tui.redaction import Redactor
 from w2c_tui.status import REFUSED
-from w2c_tui.store import kinds
-from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.lock import SessionLock, SessionLockedError
 from w2c_tui.store.session import ManifestError, open_manifest, read_manifest, record_server_identity, server_identity
 from w2c_tui.tracking import track_session
-
-
-class LaunchError(ValueError):
-    """The launch cannot start; the message names what to fix."""
-
-
-class LaunchCancelled(LaunchError):
-    """The user stopped the launch before its first session started."""
-
-
-# Endpoint paths users paste into base_url, which the client appends itself.
-_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/models")
-
-
-def base_url_hint(base_url: str) -> str:
-    """What to try in [providers] base_url when GET /models finds nothing there."""
-    clean = redact_url(base_url).rstrip("/")
-    path = urlsplit(clean).path.rstrip("/")
-    for suffix in _ENDPOINT_SUFFIXES:
-        if path.endswith(suffix):
-            return f"base_url should stop before {suffix}: try base_url = \"{clean[: -len(suffix)]}\""
-    if not path.endswith("/v1") and "/v1/" not in path + "/":
-        return f"check base_url: is /v1 missing? try base_url = \"{clean}/v1\""
-    return "check base_url (it should be the API root that serves /models and /chat/completions)"
 
 
 @dataclass
@@ -74,11 +44,6 @@ class SessionOutcome:
     @property
     def ok(self) -> bool:
         return bool(self.statuses) and all(s == "complete" for s in self.statuses.values())
-
-
-def redacted_config(loaded: LoadedConfig) -> dict[str, Any]:
-    """The settings for the manifest: `token` keys masked, secret values scrubbed, no userinfo in URLs."""
-    return strip_url_credentials(Redactor(loaded.secrets).data(loaded.settings.model_dump(mode="json")))
 
 
 class Launch:
@@ -104,9 +69,7 @@ class Launch:
             state.session_dir = str(plan.paths.root)
             state.simulated = self.simulated
         self._runners: list[SessionRunner] = []
-        self.logprob_support: dict[str, Any] = {}  # fingerprint -> what the capability probe found
-        self.server_versions: dict[str, dict[str, Any]] = {}  # provider -> its GET /version, where it has one
-        self.refused_tools: list[str] = []  # why pipelines sending native tools were refused
+        self.findings = Findings()  # what the checks before the first session found
         self.notify: Callable[[str], None] = lambda message: None  # the CLI prints, the TUI notifies
         self._cancelled = False
         self._checking: asyncio.Future | None = None  # the checks before the first session, while they run
@@ -120,87 +83,18 @@ class Launch:
         key = resolve_run_key(self.loaded, run_key)
         return key, plan_sessions(self.loaded, key, models=models, only=only)
 
-    def models_used(self, plan: SessionPlan) -> list[str]:
-        models = [plan.target_model]
-        sent = [*plan.pipelines, *(s.method for s in plan.sweeps)]
-        if any(kinds.get(method).uses_judge for method in sent):
-            models.append(self.loaded.settings.models.judge_model)
-        return models
-
-    def check_tokens(self, providers: list[ProviderSettings]) -> None:
-        for plan in self.plans:
-            for model in self.models_used(plan):
-                provider = route(model, providers)
-                if not provider.token and not is_loopback_url(provider.base_url):
-                    raise LaunchError(
-                        f"model '{model}' goes to provider '{provider.name}', which has no token: "
-                        f"set {provider.token_env_hint} in .env or the environment"
-                    )
-
-    async def preflight(self, providers: list[ProviderSettings], timeout: float = 10.0) -> None:
-        """Fail early, with a clear message, when a provider cannot be reached at all."""
-        used = {route(m, providers).name for plan in self.plans for m in self.models_used(plan)}
-        for provider in providers:
-            if provider.name not in used:
-                continue
-            listing = await list_models(provider.base_url, provider.token, timeout=timeout, policy=self._policy())
-            if listing.unreachable:
-                raise LaunchError(
-                    f"cannot reach provider '{provider.name}' at {provider.base_url} ({listing.unreachable}); "
-                    f"check [providers.{provider.name}] base_url and the network"
-                )
-            if listing.status in (401, 403):
-                raise LaunchError(
-                    f"provider '{provider.name}' rejected the token (HTTP {listing.status}); "
-                    f"check {provider.token_env_hint}"
-                )
-            if listing.status in (404, 405, 410):
-                # Every request of the run would fail the same way; a resume cannot help.
-                raise LaunchError(
-                    f"provider '{provider.name}' at {redact_url(provider.base_url)} lists no models "
-                    f"(GET /models gave HTTP {listing.status}); {base_url_hint(provider.base_url)}"
-                )
-            kind = listing.content_type
-            if listing.status == 200 and "json" not in kind:
-                raise LaunchError(
-                    f"provider '{provider.name}' at {provider.base_url} does not answer like an OpenAI-compatible API "
-                    f"(GET /models gave {kind or 'no content type'}); check that base_url ends with /v1"
-                )
-            if listing.ok:
-                self._warn_unlisted(provider, listing.models, providers)
-                version = await server_version(provider.base_url, provider.token, timeout=min(timeout, 5.0))
-                if version is not None:
-                    self.server_versions[provider.name] = {**version, "url": redact_url(version["url"])}
-
-    def _warn_unlisted(self, provider: ProviderSettings, listed: list[str], providers: list[ProviderSettings]) -> None:
-        """A model the server does not list is said once; gateways serve unlisted models, so it goes on."""
-        wanted = {m for plan in self.plans for m in self.models_used(plan) if route(m, providers).name == provider.name}
-        shown = ", ".join(listed[:5]) + (f" and {len(listed) - 5} more" if len(listed) > 5 else "")
-        for model in sorted(wanted - set(listed)):
-            self.notify(
-                f"provider '{provider.name}' does not list model '{model}' "
-                f"(GET /models lists {shown or 'no model'}); going on, but check the name if its requests fail"
-            )
-
-    def check_workdir(self) -> None:
-        workdir = self.loaded.workdir
-        if workdir.exists() and not workdir.is_dir():
-            raise LaunchError(f"{workdir}: the workdir is a file, not a folder; set [run] workdir_base to a folder")
-        try:
-            workdir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise LaunchError(f"{workdir}: cannot create the workdir ({exc.strerror}); set [run] workdir_base") from None
-
     async def run(self) -> list[SessionOutcome]:
-        self.check_workdir()
+        preflight.check_workdir(self.loaded.workdir)
         with self._simulated_endpoint() as sim_url:
             providers = api_providers(self.loaded, sim_url)
-            self.check_tokens(providers)
-            for warning in budget_warnings(self.plans, providers):
-                self.notify(warning)
-            await self._before_start(self._checks(providers))
+            preflight.advise(self.loaded, self.plans, providers, self.notify)
+            checks = preflight.run_checks(
+                self.loaded, self.plans, providers, self.states, self._policy(), self.notify, self.findings
+            )
+            await self._before_start(checks)
             if not any(plan.exp_names for plan in self.plans):
-                refused = [s.problem for s in self.logprob_support.values() if s.problem] + self.refused_tools
+                found = self.findings
+                refused = [s.problem for s in found.logprob_support.values() if s.problem] + found.refused_tools
                 raise LaunchError(refused[0] if refused else "nothing to run")
             outcomes = []
             for plan in self.plans:
@@ -210,27 +104,6 @@ class Launch:
                     break
                 outcomes.append(await self._run_locked(plan, providers))
             return outcomes
-
-    async def _checks(self, providers: list[ProviderSettings]) -> None:
-        await self.preflight(providers)
-        self.logprob_support = await check_logprob_support(
-            self.plans,
-            providers,
-            self.states,
-            policy=self._policy(),
-            timeout_seconds=self.loaded.settings.http.timeout_seconds,
-            notify=self.notify,
-        )
-        # With target_native_tools: a server that refuses chat with tools refuses those pipelines here.
-        self.refused_tools = await check_native_tools(
-            self.plans,
-            providers,
-            self.states,
-            enabled=self.loaded.settings.pipelines.target_native_tools,
-            policy=self._policy(),
-            timeout_seconds=self.loaded.settings.http.timeout_seconds,
-            notify=self.notify,
-        )
 
     async def _before_start(self, checks: Any) -> None:
         """Run the checks before the first session so that `cancel` stops them at once: a slow
@@ -260,11 +133,9 @@ class Launch:
             if stale is not None:
                 # A session-wide event: in the audit log of every pipeline of this launch.
                 for exp_name in plan.exp_names:
-                    audit = AuditLog(
-                        plan.paths.audit_file(exp_name),
-                        AuditContext(plan.paths.run_key, plan.fingerprint, exp_name, self.loaded.settings.run.api_seed),
+                    audit = AuditLog.of_pipeline(
+                        plan.paths, exp_name, self.loaded.settings.run.api_seed, self.states[plan.fingerprint].add_event
                     )
-                    audit.listeners.append(self.states[plan.fingerprint].add_event)
                     audit.emit("session_lock_taken_over", stage="resume", details={"previous_owner": stale, "lock_file": lock.path.name})
                     audit.close()
             return await self._run_session(plan, providers)
@@ -317,9 +188,9 @@ class Launch:
             self.loaded, plan, client, state, self.redactor,
             workers=target_provider.max_concurrency, audit_logs=observer.audit_logs,
         )
-        support = self.logprob_support.get(plan.fingerprint)
+        support = self.findings.logprob_support.get(plan.fingerprint)
         if support is not None and (support.usable or support.transient):  # one probe for the run
-            runner.capabilities[support_key(target_provider.name, plan.target_model)] = support
+            runner.capabilities.found(target_provider.name, plan.target_model, support)
         self._runners.append(runner)
         state.phase = "evaluating"
         try:
@@ -357,36 +228,17 @@ class Launch:
         )
 
     def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
-        settings = self.loaded.settings
-        support = self.logprob_support.get(plan.fingerprint)
         state = self.states[plan.fingerprint]
-        refused = {name: p.message for name, p in state.pipelines.items() if p.status == REFUSED}
-        open_manifest(
-            plan.paths,
-            redacted_config(self.loaded),
-            extra={
-                "target_model": plan.target_model,
-                "judge_model": settings.models.judge_model,
-                "template_family": plan.family,
-                "exp_names": plan.exp_names,
-                "n_examples": len(plan.examples),
-                "dataset": {
-                    "path": str(plan.dataset_path),
-                    "sha256": plan.dataset_sha256,
-                    "size_bytes": plan.dataset_path.stat().st_size,
-                },
-                "simulated": self.simulated,
-                "endpoint": plan.endpoint,
-                "providers": public_providers(providers),
-                "w2c_tui_version": __version__,
-                # What the target's server says about itself (vLLM: GET /version), where it says anything.
-                **({"server_version": version} if (version := self.server_versions.get(route(plan.target_model, providers).name)) else {}),
-                "estimate": plan_estimate(settings, plan),  # beside the actual usage once it has run
-                # What the capability probe found, and the pipelines it refused (never run here).
-                **({"logprob_probe": self.redactor.data(support.to_json())} if support is not None else {}),
-                **({"refused_pipelines": refused} if refused else {}),
-            },
+        config, fields = launch_manifest(
+            self.loaded,
+            plan,
+            providers,
+            simulated=self.simulated,
+            server_versions=self.findings.server_versions,
+            logprob_support=self.findings.logprob_support.get(plan.fingerprint),
+            refused={name: p.message for name, p in state.pipelines.items() if p.status == REFUSED},
         )
+        open_manifest(plan.paths, config, extra=fields)
 
     def cancel(self) -> None:
         self._cancelled = True

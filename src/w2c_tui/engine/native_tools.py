@@ -19,7 +19,7 @@ from w2c_tui.api.retry import ApiError, PermanentApiError
 from w2c_tui.engine.capabilities import refuse
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import RunState
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.session import is_done
 
 PROBE_TOOL = {

@@ -11,7 +11,7 @@ from w2c_tui.data import Example, load_examples, select_examples
 from w2c_tui.data.when2call import BUNDLED_PATH, file_sha256
 from w2c_tui.engine.endpoint import session_endpoint
 from w2c_tui.prompts.families import resolve_family
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.layout import SessionPaths, generate_run_key, sanitize_run_key
 
 

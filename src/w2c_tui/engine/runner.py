@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from typing import Any
 
 from w2c_tui.api import ApiClient, MissingTokenError, PermanentApiError, RetriesExhaustedError
 from w2c_tui.api.bad_response import BadResponse
+from w2c_tui.api.logprob import LogprobFindings
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data import Example
 from w2c_tui.engine.finalize import (
@@ -24,11 +24,11 @@ from w2c_tui.engine.pacing import record_pacing
 from w2c_tui.engine.usage_report import pipeline_usage
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
-from w2c_tui.pipelines.kind_code import pipeline_class
+from w2c_tui.pipelines import pipeline_class
 from w2c_tui.redaction import Redactor
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, RUNNING
-from w2c_tui.store import kinds
-from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.session import kinds
+from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.jsonl import StorageError
 from w2c_tui.store.session import is_done, mark_done
 
@@ -62,22 +62,13 @@ class SessionRunner:
         self.state = state
         self.redactor = redactor
         self.workers = max(1, workers)
-        self.capabilities: dict[str, Any] = {}
+        self.capabilities = LogprobFindings()
         self.audit_logs = {} if audit_logs is None else audit_logs  # shared with whoever reports per exp_name
         self._tasks: list[asyncio.Task] = []
 
     def _context(self, exp_name: str) -> PipelineContext:
         settings = self.loaded.settings
-        audit = AuditLog(
-            self.plan.paths.audit_file(exp_name),
-            AuditContext(
-                run_key=self.plan.paths.run_key,
-                session_fingerprint=self.plan.fingerprint,
-                exp_name=exp_name,
-                api_seed=settings.run.api_seed,
-            ),
-        )
-        audit.listeners.append(self.state.add_event)
+        audit = AuditLog.of_pipeline(self.plan.paths, exp_name, settings.run.api_seed, self.state.add_event)
         self.audit_logs[exp_name] = audit
         return PipelineContext(
             exp_name=exp_name,
@@ -149,37 +140,17 @@ class SessionRunner:
                 # Not one answer, and every request refused outright: a resume would be refused again.
                 raise FatalPipelineError(f"every request was refused; the last: {progress.last_failure}")
         except FatalPipelineError as exc:
-            progress.status = FAILED
-            progress.message = str(exc)
-            ctx.audit.emit(
-                "pipeline_stopped_fatal_error",
-                stage="request",
-                severity="error",
-                details={"error": str(exc)[:500], "examples_left": len(self.plan.examples) - progress.done},
-            )
+            self._stopped(pipeline, progress, str(exc))
         except asyncio.CancelledError:
             progress.status = CANCELLED
         except StorageError as exc:  # the disk, not the run: rows so far are whole, a resume continues
-            progress.status = FAILED
-            progress.message = self.redactor.text(exc.advice(self.plan.paths.run_key))
-            ctx.audit.emit(
-                "pipeline_stopped_fatal_error",
-                stage="checkpoint",
-                severity="error",
-                details={"error": progress.message[:500], "examples_left": len(self.plan.examples) - progress.done},
-            )
+            self._stopped(pipeline, progress, self.redactor.text(exc.advice(self.plan.paths.run_key)), stage="checkpoint")
         except Exception as exc:  # a bug of ours: the rows so far stay and are finalized; say what broke
-            progress.status = FAILED
-            progress.message = self.redactor.text(f"internal error (please report it): {type(exc).__name__}: {exc}")
-            ctx.audit.emit(
-                "pipeline_stopped_fatal_error",
-                stage="request",
-                severity="error",
-                details={
-                    "error": progress.message[:500],
-                    "traceback": self.redactor.text("".join(traceback.format_exception(exc)))[-4000:],
-                    "examples_left": len(self.plan.examples) - progress.done,
-                },
+            self._stopped(
+                pipeline,
+                progress,
+                self.redactor.text(f"internal error (please report it): {type(exc).__name__}: {exc}"),
+                traceback=self.redactor.text("".join(traceback.format_exception(exc)))[-4000:],
             )
         finally:
             pipeline.close()
@@ -190,6 +161,20 @@ class SessionRunner:
             progress.status = FAILED
             progress.message = progress.message or self.redactor.text(exc.advice(self.plan.paths.run_key))
         ctx.audit.close()
+
+    def _stopped(
+        self, pipeline: Pipeline, progress: PipelineProgress, message: str, *, stage: str = "request", **details: str
+    ) -> None:
+        """The pipeline stopped before its end (a fatal answer, the disk, a bug of ours): failed, with
+        `message` (already redacted) on its line and once in its audit log."""
+        progress.status = FAILED
+        progress.message = message
+        pipeline.ctx.audit.emit(
+            "pipeline_stopped_fatal_error",
+            stage=stage,
+            severity="error",
+            details={"error": message[:500], **details, "examples_left": len(self.plan.examples) - progress.done},
+        )
 
     async def _work(self, pipeline: Pipeline, pending: list[Example], progress: PipelineProgress) -> None:
         queue: asyncio.Queue[Example] = asyncio.Queue()

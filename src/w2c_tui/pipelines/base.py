@@ -1,12 +1,18 @@
-"""A pipeline turns one example into checkpoint rows; resume skips UUIDs already written."""
+"""A pipeline turns one example into checkpoint rows; resume skips UUIDs already written.
+
+A pipeline class declares its kind: the data half (`kind`, from `session/kinds.py`: files,
+labels, costs) and the code half (its rows, its prompt measure, its run of a sweep), so no
+registry names code by string; `pipelines/catalog.py` lists the classes.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 from w2c_tui.data import Example
 from w2c_tui.pipelines.context import PipelineContext
+from w2c_tui.session.kinds import Kind
 from w2c_tui.store.jsonl import JsonlAppender, read_keyed
 
 
@@ -15,6 +21,8 @@ class ServerCannotRun(RuntimeError):
 
 
 class Pipeline(ABC):
+    #: what this class runs, as data (files, label fields, costs, sweepable)
+    kind: ClassVar[Kind]
     #: the checkpoint file whose rows mean "this UUID is finished"
     primary_file: str
     #: extra checkpoint files this pipeline appends to
@@ -58,3 +66,21 @@ class Pipeline(ABC):
     @abstractmethod
     def label_of(row: dict[str, Any]) -> str | None:
         """The predicted label of a primary row (None when there is none)."""
+
+    @staticmethod
+    def prompt_chars(example: Example) -> int:
+        """Characters of prompt one example sends (the cost estimate); 0 when not measured."""
+        return 0
+
+    @staticmethod
+    async def sweep_run(
+        ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
+    ) -> tuple[str | None, dict[str, Any]]:
+        """One run of a stability sweep: its label and what the sweep's row keeps of it (kinds
+        marked `sweepable` define it)."""
+        raise NotImplementedError(f"pipeline kind {ctx.exp_name!r} has no stability sweep")
+
+    @staticmethod
+    def sweep_fields(aux: list[dict[str, Any]]) -> dict[str, Any]:
+        """What a sweep's row keeps of its runs (`aux`: what each `sweep_run` returned)."""
+        return {"run_indices": [a.get("index") for a in aux], "run_aux": aux}

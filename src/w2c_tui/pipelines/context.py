@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from w2c_tui.api import ApiClient, CallContext
+from w2c_tui.api.logprob import LogprobFindings
 from w2c_tui.config.schema import Settings
 from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.layout import SessionPaths
@@ -31,7 +32,7 @@ class PipelineContext:
     audit: AuditLog
     state: LiveCounters
     # Learned once per session and shared by its pipelines, e.g. a server without prompt lists.
-    capabilities: dict[str, Any] = field(default_factory=dict)
+    capabilities: LogprobFindings = field(default_factory=LogprobFindings)
 
     @property
     def delimiter(self) -> str:

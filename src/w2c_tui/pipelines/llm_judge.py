@@ -10,38 +10,40 @@ from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines.judging import generate_target, judge_response
 from w2c_tui.prompts.judge import build_judge_messages
 from w2c_tui.prompts.system import build_target_messages
+from w2c_tui.session import kinds
 from w2c_tui.store.layout import JUDGE_DECISIONS, TARGET_RESPONSES
-
-
-async def sweep_run(
-    ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
-) -> tuple[str | None, dict[str, Any]]:
-    """One run of a stability sweep: a fresh answer at the sweep's temperature, judged."""
-    target = await generate_target(ctx, example, temperature=temperature, seed=seed)
-    decision = await judge_response(ctx, example, target["raw_text"], seed=seed)
-    return decision["predicted_label"], {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"]}
-
-
-def sweep_fields(aux: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a sweep's row keeps of its runs: every answer and every verdict."""
-    return {
-        "run_target_texts": [a["target_text"] for a in aux],
-        "run_judge_raw_outputs": [a["judge_raw"] for a in aux],
-    }
 
 
 _JUDGED_ANSWER_CHARS = 400  # a typical free-form answer the judge reads
 
 
-def prompt_chars(example: Example) -> int:
-    """Characters of prompt one example sends: the target's, then the judge's (cost estimate)."""
-    messages = [*build_target_messages(example), *build_judge_messages(example, "x" * _JUDGED_ANSWER_CHARS)]
-    return sum(len(m.get("content") or "") for m in messages)
-
-
 class LlmJudgePipeline(Pipeline):
+    kind = kinds.LLM_JUDGE
     primary_file = JUDGE_DECISIONS
     other_files = (TARGET_RESPONSES,)
+
+    @staticmethod
+    async def sweep_run(
+        ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
+    ) -> tuple[str | None, dict[str, Any]]:
+        """One run of a stability sweep: a fresh answer at the sweep's temperature, judged."""
+        target = await generate_target(ctx, example, temperature=temperature, seed=seed)
+        decision = await judge_response(ctx, example, target["raw_text"], seed=seed)
+        return decision["predicted_label"], {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"]}
+
+    @staticmethod
+    def sweep_fields(aux: list[dict[str, Any]]) -> dict[str, Any]:
+        """What a sweep's row keeps of its runs: every answer and every verdict."""
+        return {
+            "run_target_texts": [a["target_text"] for a in aux],
+            "run_judge_raw_outputs": [a["judge_raw"] for a in aux],
+        }
+
+    @staticmethod
+    def prompt_chars(example: Example) -> int:
+        """Characters of prompt one example sends: the target's, then the judge's (cost estimate)."""
+        messages = [*build_target_messages(example), *build_judge_messages(example, "x" * _JUDGED_ANSWER_CHARS)]
+        return sum(len(m.get("content") or "") for m in messages)
 
     def prepare(self, pending: list[Example]) -> None:
         # A target answer written before a crash is judged again, not regenerated.

@@ -10,6 +10,7 @@ from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.prompts.mcq import build_mcq_messages
 from w2c_tui.prompts.parsing import parse_mcq_digit
+from w2c_tui.session import kinds
 from w2c_tui.store.layout import MCQ_PREDICTIONS
 
 
@@ -45,21 +46,22 @@ async def ask_mcq(
     }
 
 
-async def sweep_run(
-    ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
-) -> tuple[str | None, dict[str, Any]]:
-    """One run of a stability sweep: its label, and what the sweep's row keeps of it."""
-    row = await ask_mcq(ctx, example, temperature=temperature, seed=seed, stage=f"run{run}")
-    return row["predicted_label"], {"index": row["predicted_index"], "raw": row["raw_mcq_output"]}
-
-
-def prompt_chars(example: Example) -> int:
-    """Characters of prompt one example sends (the registry's cost estimate)."""
-    return sum(len(m.get("content") or "") for m in build_mcq_messages(example))
-
-
 class McqPipeline(Pipeline):
+    kind = kinds.MCQ
     primary_file = MCQ_PREDICTIONS
+
+    @staticmethod
+    async def sweep_run(
+        ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
+    ) -> tuple[str | None, dict[str, Any]]:
+        """One run of a stability sweep: its label, and what the sweep's row keeps of it."""
+        row = await ask_mcq(ctx, example, temperature=temperature, seed=seed, stage=f"run{run}")
+        return row["predicted_label"], {"index": row["predicted_index"], "raw": row["raw_mcq_output"]}
+
+    @staticmethod
+    def prompt_chars(example: Example) -> int:
+        """Characters of prompt one example sends (the registry's cost estimate)."""
+        return sum(len(m.get("content") or "") for m in build_mcq_messages(example))
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
         row = await ask_mcq(

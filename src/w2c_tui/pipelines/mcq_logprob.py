@@ -11,26 +11,45 @@ Two ways to split context from continuation, chosen from the probe's findings:
   continuation = whole[len(context):], send context ids + continuation ids, sum the
   continuation's echoed log-probabilities. The context carries the family's BOS as text
   and is tokenized without added special tokens, as lm-eval does.
+  On a server whose text echoes list the ids they were read as (the probe's
+  `echo_token_ids`: vLLM's `return_token_ids`), one request echoes the context and each
+  context+choice, which gives both encodings: where the context's ids are a prefix of the
+  whole's (no merge at the boundary), lm-eval's request *is* the whole's ids and its echo is
+  the score; only the choices that merged are sent again as lm-eval's token-id prompt. One
+  request per example for most, no tokenizer call. Elsewhere, the five `/tokenize` calls.
 * `token_count` (otherwise): the context is sent as a fifth text prompt, so its echo is
   the server's own tokenization; the continuation is what follows it in each full
   prompt's echo, or follows their longest common prefix when the tokenizer merged across
   the boundary (`token_prefix_mismatch_lcp_split`). The server adds its BOS itself.
 
-Prompt lists are used where the server takes them; a server that refuses one at run time
-is switched to single prompts once, with one audit event. Which echoed entries are prompt
-tokens is read from each answer (`api/echo.py`), never assumed.
+The requests are `api/logprob.py`'s: prompt lists where the server takes them (a server
+that refuses one at run time is switched to single prompts once, with one audit event),
+the echoes with ids, the tokenizer calls of the token-id split, and the probe's findings
+shared by the session.
+Which echoed entries are prompt tokens is read from each answer (`api/echo.py`), never
+assumed. This module splits and scores.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from w2c_tui.api import PermanentApiError, RetriesExhaustedError
-from w2c_tui.api.echo import Echo, ImpossibleLogprobError, check_prompt_tokens, read_echo
-from w2c_tui.api.probe import LogprobSupport, probe_logprobs
+from w2c_tui.api import RetriesExhaustedError
+from w2c_tui.api.echo import Echo
+from w2c_tui.api.logprob import (
+    TOKEN_COUNT,
+    TOKEN_IDS,
+    IdEcho,
+    TokenSplit,
+    UnscorableServer,
+    echoes,
+    echoes_with_ids,
+    method_of,
+    token_split,
+)
+from w2c_tui.api.probe import LogprobSupport
 from w2c_tui.data import Example
 from w2c_tui.labels import LABELS
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
@@ -46,65 +65,27 @@ from w2c_tui.scoring.loglik import (
     move_trailing_whitespace,
     split_by_token_count,
 )
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.layout import LOGPROB_DEBUG, LOGPROB_PREDICTIONS
 
-# Stated in the registry entry (store/kinds.py): "raw" is lm-eval's `acc`, the others sit beside it.
-VARIANTS = kinds.get("mcq_logprob").variants
-PRIMARY_VARIANT = kinds.get("mcq_logprob").primary_variant
-TOKEN_IDS, TOKEN_COUNT = "lm_eval_token_ids", "token_count"
-# A refused prompt list: these statuses of a list request mean "not like this", not "try later".
-_LIST_REFUSALS = ("5xx:500",)
-
-
-async def sweep_run(
-    ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
-) -> tuple[str | None, dict[str, Any]]:
-    """One run of a stability sweep (at T=0: runs differ only by seed)."""
-    row, _ = await score_example(ctx, example, seed=seed)
-    label = row[f"predicted_label_{PRIMARY_VARIANT}"]
-    return label, {
-        "index": LABELS.index(label) if label in LABELS else -1,
-        "scores": row.get(f"scores_{PRIMARY_VARIANT}"),
-        "mode": row["mode"],
-    }
-
-
-def prompt_chars(example: Example) -> int:
-    """Characters of prompt one example sends (cost estimate): four times context + answer, as
-    lm-eval sends them to a server with a tokenizer (the context alone goes only to /tokenize;
-    without a tokenizer it is a fifth prompt, ~25% more), measured on the MCQ prompt as a
-    stand-in for the chat template."""
-    context = sum(len(m.get("content") or "") for m in build_mcq_messages(example))
-    return 4 * context + sum(len(a) for a in example.answers.values())
+# Stated in its kind (session/kinds.py): "raw" is lm-eval's `acc`, the others sit beside it.
+VARIANTS = kinds.MCQ_LOGPROB.variants
+PRIMARY_VARIANT = kinds.MCQ_LOGPROB.primary_variant
 
 
 def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def support_key(provider: str, model: str) -> tuple[str, str, str]:
-    """Where a session's capabilities keep the probe's findings (launch preflight puts them there)."""
-    return ("logprob_support", provider, model)
-
-
 async def logprob_support(ctx: PipelineContext) -> LogprobSupport:
     """The probe's findings for the target model: one probe for the run (preflight's, or the
     first example's while the others wait for it)."""
-    provider = ctx.client.route(ctx.target_model)
-    key = support_key(provider.name, ctx.target_model)
-    lock = ctx.capabilities.setdefault(("probe_lock",) + key[1:], asyncio.Lock())
-    async with lock:
-        support = ctx.capabilities.get(key)
-        if support is None:
-            support = ctx.capabilities[key] = await probe_logprobs(
-                provider, ctx.target_model, timeout_seconds=ctx.client.timeout_seconds, policy=ctx.client.policy
-            )
+    support = await ctx.capabilities.probe(ctx.client, ctx.target_model)
     if support.transient:  # it failed for a passing reason over a whole retry budget: a resume asks again
-        raise RetriesExhaustedError("probe", 0, support.problem, provider.name)
+        raise RetriesExhaustedError("probe", 0, support.problem, ctx.client.route(ctx.target_model).name)
     if not support.usable:
         raise ServerCannotRun(f"mcq_logprob not run: {support.problem}")
-    announced = ctx.capabilities.setdefault("logprob_method_announced", set())
+    announced = ctx.capabilities.announced
     if ctx.exp_name not in announced:
         announced.add(ctx.exp_name)
         ctx.audit.emit(
@@ -114,10 +95,6 @@ async def logprob_support(ctx: PipelineContext) -> LogprobSupport:
             details={"method": method_of(support), **support.to_json()},
         )
     return support
-
-
-def method_of(support: LogprobSupport) -> str:
-    return TOKEN_IDS if support.tokenizer and support.token_id_prompts else TOKEN_COUNT
 
 
 @dataclass
@@ -137,83 +114,24 @@ class _Choice:
 async def _echoes(
     ctx: PipelineContext, example: Example, prompts: list[Any], seed: int, texts: list[str] | None, lists: bool
 ) -> list[Echo]:
-    """One echo per prompt (text prompts when `texts` is given, else token-id prompts).
+    """One echo per prompt (`api/logprob.py`); a refused prompt list is said once, in the audit log."""
 
-    `lists`: whether the probe found that the server takes several prompts in one request.
-    """
-    model = ctx.target_model
-    provider = ctx.client.route(model).name
-    key = ("prompt_lists", provider, texts is None)
-    call = ctx.call(example.uuid)
-
-    def read(choice: dict[str, Any], i: int, usage: dict[str, Any] | None = None) -> Echo:
-        try:
-            if texts is None:
-                return read_echo(choice, n_prompt_tokens=len(prompts[i]), usage=usage)
-            return read_echo(choice, prompt_text=texts[i], usage=usage)
-        except ImpossibleLogprobError as exc:  # not a passing fault: every later echo is as suspect
-            raise ServerCannotRun(
-                f"mcq_logprob stopped: provider '{provider}' (model '{model}') sent an impossible value ({exc}); "
-                "its echoes cannot be scored; fix the server, then run again"
-            ) from None
-
-    if key not in ctx.capabilities and not lists:
-        _learn_no_lists(ctx, example, key, "the capability probe found that this server refuses prompt lists")
-    if ctx.capabilities.get(key) is None:
-        # Until one list has been answered, examples take turns: a refusal is then met once, not by each.
-        async with ctx.capabilities.setdefault(("lock", *key), asyncio.Lock()):
-            if ctx.capabilities.get(key) is None:
-                echoes = await _try_list(ctx, example, key, prompts, seed, read)
-                if echoes is not None:
-                    return echoes
-    if ctx.capabilities.get(key):
-        echoes = await _try_list(ctx, example, key, prompts, seed, read)
-        if echoes is not None:
-            return echoes
-    echoes = []
-    for i, prompt in enumerate(prompts):
-        response = await ctx.client.completions(
-            model, prompt, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=call
+    def list_refused(provider: str, reason: str) -> None:
+        ctx.audit.emit(
+            "completions_prompt_list_unsupported",
+            uuid=example.uuid,
+            stage="request",
+            severity="info",
+            details={"provider": provider, "reason": reason, "fallback": "one request per prompt"},
         )
-        echoes.append(read((response.get("choices") or [{}])[0], i, response.get("usage")))
-    return echoes
 
-
-async def _try_list(ctx: PipelineContext, example: Example, key: tuple, prompts: list[Any], seed: int, read) -> list[Echo] | None:
-    """The echoes of one request holding every prompt, or None when the server refused the list."""
     try:
-        response = await ctx.client.completions(
-            ctx.target_model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed,
-            ctx=ctx.call(example.uuid),
+        return await echoes(
+            ctx.client, ctx.capabilities, ctx.target_model, prompts, texts=texts, lists=lists, seed=seed,
+            ctx=ctx.call(example.uuid), on_list_refused=list_refused,
         )
-        choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
-        if len(choices) == len(prompts):
-            ctx.capabilities[key] = True
-            if key[2]:  # token ids: the usage of the whole request must count exactly what was sent
-                check_prompt_tokens(response.get("usage"), sum(map(len, prompts)))
-            return [read(c, i) for i, c in enumerate(choices)]
-        reason = f"{len(choices)} choices for {len(prompts)} prompts"
-    except PermanentApiError as exc:
-        reason = str(exc)[:300]
-    except RetriesExhaustedError as exc:
-        if exc.cause not in _LIST_REFUSALS:
-            raise
-        reason = str(exc)[:300]
-    if ctx.capabilities.get(key) is not False:
-        _learn_no_lists(ctx, example, key, reason)
-    return None
-
-
-def _learn_no_lists(ctx: PipelineContext, example: Example, key: tuple, reason: str) -> None:
-    """From now on this provider gets one prompt per request; said once per session."""
-    ctx.capabilities[key] = False
-    ctx.audit.emit(
-        "completions_prompt_list_unsupported",
-        uuid=example.uuid,
-        stage="request",
-        severity="info",
-        details={"provider": key[1], "reason": reason, "fallback": "one request per prompt"},
-    )
+    except UnscorableServer as exc:
+        raise ServerCannotRun(f"mcq_logprob stopped: {exc}") from None
 
 
 def _score(echo: Echo, n_context: int, **split: Any) -> _Choice:
@@ -224,33 +142,61 @@ def _score(echo: Echo, n_context: int, **split: Any) -> _Choice:
     return _Choice(total, count, n_context, echo.prompt_tokens, echo.prompt_logprobs, **split)
 
 
+async def _echoes_with_ids(ctx: PipelineContext, example: Example, texts: list[str], seed: int) -> list[IdEcho] | None:
+    """The texts echoed with their ids in one request, None on a server that turned out not to list them."""
+
+    def lost(provider: str, reason: str) -> None:
+        ctx.audit.emit(
+            "completions_echo_ids_unsupported",
+            uuid=example.uuid,
+            stage="request",
+            severity="info",
+            details={"provider": provider, "reason": reason, "fallback": "token ids from /tokenize"},
+        )
+
+    try:
+        return await echoes_with_ids(
+            ctx.client, ctx.capabilities, ctx.target_model, texts, seed=seed, ctx=ctx.call(example.uuid), on_lost=lost
+        )
+    except UnscorableServer as exc:
+        raise ServerCannotRun(f"mcq_logprob stopped: {exc}") from None
+
+
 async def _by_token_ids(
-    ctx: PipelineContext, example: Example, context: str, continuations: list[str], seed: int, lists: bool
+    ctx: PipelineContext, example: Example, context: str, continuations: list[str], seed: int, support: LogprobSupport
 ) -> list[_Choice]:
-    call = ctx.call(example.uuid)
-    model = ctx.target_model
-    # Five small requests at once: one round trip of latency, not five.
-    context_ids, *wholes = await asyncio.gather(
-        *(ctx.client.tokenize(model, text, add_special_tokens=False, ctx=call) for text in [context, *(context + c for c in continuations)])
-    )
-    if context_ids is None or any(w is None for w in wholes):
-        raise ServerCannotRun(f"mcq_logprob not run: the tokenizer endpoint of '{ctx.client.route(model).name}' stopped answering")
-    n = len(context_ids)
-    prompts = [context_ids + whole[n:] for whole in wholes]
-    echoes = await _echoes(ctx, example, prompts, seed, None, lists)
-    return [
-        _score(echo, n, boundary_merge=whole[:n] != context_ids) for echo, whole in zip(echoes, wholes)
-    ]
+    lists = bool(support.token_id_lists)
+    found = None
+    if support.echo_token_ids and support.prompt_lists:
+        found = await _echoes_with_ids(ctx, example, [context, *(context + c for c in continuations)], seed)
+    if found is not None:
+        context_echo, *wholes = found
+        split = TokenSplit(context_echo.ids, [w.ids for w in wholes])
+        echoed = [w.echo for w in wholes]
+        # Without a merge, lm-eval's prompt (context ids + whole[n:]) is the whole's ids: already echoed.
+        merged = [i for i in range(len(wholes)) if split.boundary_merged(i)]
+        if merged:
+            again = await _echoes(ctx, example, [split.prompts[i] for i in merged], seed, None, lists)
+            for i, echo in zip(merged, again):
+                echoed[i] = echo
+    else:
+        try:
+            split = await token_split(ctx.client, ctx.target_model, context, continuations, ctx=ctx.call(example.uuid))
+        except UnscorableServer as exc:
+            raise ServerCannotRun(f"mcq_logprob not run: {exc}") from None
+        echoed = await _echoes(ctx, example, split.prompts, seed, None, lists)
+    n = len(split.context)
+    return [_score(echo, n, boundary_merge=split.boundary_merged(i)) for i, echo in enumerate(echoed)]
 
 
 async def _by_token_count(
     ctx: PipelineContext, example: Example, context: str, continuations: list[str], seed: int, lists: bool
 ) -> list[_Choice]:
     texts = [context, *(context + c for c in continuations)]
-    context_echo, *echoes = await _echoes(ctx, example, texts, seed, texts, lists)
+    context_echo, *echoed = await _echoes(ctx, example, texts, seed, texts, lists)
     context_tokens = context_echo.prompt_tokens
     scored = []
-    for label, echo in zip(LABELS, echoes):
+    for label, echo in zip(LABELS, echoed):
         n_context, used_lcp, lcp = split_by_token_count(context_tokens, echo.prompt_tokens)
         if used_lcp:
             ctx.audit.emit(
@@ -273,7 +219,7 @@ async def score_example(ctx: PipelineContext, example: Example, *, seed: int) ->
     context = pairs[0][0]
     continuations = [c for _, c in pairs]
     if how == TOKEN_IDS:
-        scored = await _by_token_ids(ctx, example, context, continuations, seed, bool(support.token_id_lists))
+        scored = await _by_token_ids(ctx, example, context, continuations, seed, support)
     else:
         scored = await _by_token_count(ctx, example, context, continuations, seed, bool(support.prompt_lists))
 
@@ -349,8 +295,31 @@ async def score_example(ctx: PipelineContext, example: Example, *, seed: int) ->
 
 
 class McqLogprobPipeline(Pipeline):
+    kind = kinds.MCQ_LOGPROB
     primary_file = LOGPROB_PREDICTIONS
     other_files = (LOGPROB_DEBUG,)
+
+    @staticmethod
+    async def sweep_run(
+        ctx: PipelineContext, example: Example, *, temperature: float, seed: int, run: int
+    ) -> tuple[str | None, dict[str, Any]]:
+        """One run of a stability sweep (at T=0: runs differ only by seed)."""
+        row, _ = await score_example(ctx, example, seed=seed)
+        label = row[f"predicted_label_{PRIMARY_VARIANT}"]
+        return label, {
+            "index": LABELS.index(label) if label in LABELS else -1,
+            "scores": row.get(f"scores_{PRIMARY_VARIANT}"),
+            "mode": row["mode"],
+        }
+
+    @staticmethod
+    def prompt_chars(example: Example) -> int:
+        """Characters of prompt one example sends (cost estimate): four times context + answer, as
+        lm-eval sends them to a server with a tokenizer (the context alone goes only to /tokenize;
+        where the echo lists ids, or without a tokenizer, it is a fifth prompt, ~25% more),
+        measured on the MCQ prompt as a stand-in for the chat template."""
+        context = sum(len(m.get("content") or "") for m in build_mcq_messages(example))
+        return 4 * context + sum(len(a) for a in example.answers.values())
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
         row, debug_rows = await score_example(self.ctx, example, seed=self.ctx.api_seed)

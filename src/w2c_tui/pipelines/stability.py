@@ -7,24 +7,20 @@ retried run asks exactly the same question again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from w2c_tui.data import Example
 from w2c_tui.metrics import stability_row
 from w2c_tui.pipelines.base import Pipeline
+from w2c_tui.pipelines.catalog import method_class
 from w2c_tui.pipelines.context import PipelineContext
-from w2c_tui.pipelines.kind_code import resolve
-from w2c_tui.store import kinds
-
-
-def index_fields(aux: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a sweep's row keeps of its runs unless the method's kind says otherwise."""
-    return {"run_indices": [a.get("index") for a in aux], "run_aux": aux}
+from w2c_tui.session import kinds
 
 
 class StabilityPipeline(Pipeline):
-    """k runs of one method; the method's kind (store/kinds.py) gives its run and row fields."""
+    """k runs of one method; the method's pipeline class gives its run and row fields."""
+
+    kind = kinds.SWEEP
 
     def __init__(self, ctx: PipelineContext, method: str, k: int, temperature: float) -> None:
         super().__init__(ctx)
@@ -33,11 +29,11 @@ class StabilityPipeline(Pipeline):
         self.temperature = temperature
         self.primary_file = f"{ctx.exp_name}.jsonl"
         kind = kinds.get(method)
-        if kind.sweep_run is None:
+        if not kind.sweepable:
             raise ValueError(f"pipeline kind {method!r} has no stability sweep")
-        # (ctx, example, temperature=, seed=, run=) -> (label, what the row keeps of that run)
-        self._run: Callable[..., Awaitable[tuple[str | None, dict[str, Any]]]] = resolve(kind.sweep_run)
-        self._run_fields = resolve(kind.sweep_fields) if kind.sweep_fields else index_fields
+        code = method_class(method)
+        self._run = code.sweep_run  # (ctx, example, temperature=, seed=, run=) -> (label, what the row keeps)
+        self._run_fields = code.sweep_fields
         self._uses_judge = kind.uses_judge
 
     async def _one_run(self, example: Example, run: int) -> tuple[str | None, dict[str, Any]]:

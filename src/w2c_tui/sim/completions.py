@@ -9,8 +9,14 @@ generated ones; every other entry is ``token_logprob(seed, text_before, token)``
 ``top_logprobs`` holds only the token itself. `text_offset` indexes into the returned
 `text`. The continuation is the start of what the simulated assistant would say.
 
+`add_special_tokens: false` leaves the server's BOS off text prompts. As vLLM does,
+`return_token_ids` lists each choice's `prompt_token_ids` and `token_ids` (and the echoed
+`text` then drops the prompt), and `return_tokens_as_token_ids` spells every token
+"token_id:<id>" (offsets then count those spellings).
+
 `Conventions` (sim/settings.py) make the sim imitate other servers: shifted or missing
-prompt log-probabilities, refused prompt lists, a BOS token, the generated token left out.
+prompt log-probabilities, refused prompt lists, a BOS token, the generated token left out,
+the token-id fields ignored.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from w2c_tui.sim.knowledge import find_example, tool_names_in_text
 from w2c_tui.sim.logprobs import score_pieces
 from w2c_tui.sim.settings import Conventions
 from w2c_tui.sim.replies import target_reply
-from w2c_tui.sim.tokenizer import UnknownTokenId, common_prefix_length, pieces_of, tokenize, tokenize_many
+from w2c_tui.sim.tokenizer import VOCAB, UnknownTokenId, common_prefix_length, pieces_of, tokenize, tokenize_many
 
 DEFAULT_MAX_TOKENS = 16
 
@@ -39,9 +45,10 @@ class InternalError(Exception):
     """Answered with a 500 whose message is the exception's (llama-cpp-python's is empty)."""
 
 
-def prompt_pieces(prompt: Any, conventions: Conventions = Conventions()) -> list[list[str]]:
-    """Each prompt of a request as its list of token pieces (a text prompt gets the server's BOS)."""
-    bos = [conventions.bos] if conventions.bos else []
+def prompt_pieces(prompt: Any, conventions: Conventions = Conventions(), *, add_special_tokens: bool = True) -> list[list[str]]:
+    """Each prompt of a request as its list of token pieces (a text prompt gets the server's BOS
+    unless `add_special_tokens` is false)."""
+    bos = [conventions.bos] if conventions.bos and add_special_tokens else []
     if isinstance(prompt, str):
         return [bos + tokenize(prompt)]
     if isinstance(prompt, list) and prompt:
@@ -86,18 +93,32 @@ def _top(token: str, value: float | None) -> dict[str, float] | None:
     return None if value is None else {token: value}
 
 
+def _as_id(piece: str) -> str:
+    return f"token_id:{VOCAB.id_of(piece)}"
+
+
 def _logprobs(
-    seed: int, prompt: str, pieces: list[str], generated: list[str], echoed: "_EchoScores | None", conventions: Conventions
+    seed: int,
+    prompt: str,
+    pieces: list[str],
+    generated: list[str],
+    echoed: "_EchoScores | None",
+    conventions: Conventions,
+    as_ids: bool = False,
 ) -> dict[str, Any]:
     if echoed is not None and not conventions.echo_generated:
         generated = []
     values = score_pieces(seed, generated, start=prompt)
     tokens = (pieces if echoed else []) + generated
+    tops = (echoed.tops if echoed else []) + [_top(t, v) for t, v in zip(generated, values)]
+    if as_ids:  # vLLM's return_tokens_as_token_ids: top_logprobs keys too
+        tokens = [_as_id(t) for t in tokens]
+        tops = [None if top is None else {_as_id(k): v for k, v in top.items()} for top in tops]
     offsets = list(accumulate(map(len, tokens[:-1]), initial=0)) if tokens else []
     return {
         "tokens": tokens,
         "token_logprobs": (echoed.values if echoed else []) + values,
-        "top_logprobs": (echoed.tops if echoed else []) + [_top(t, v) for t, v in zip(generated, values)],
+        "top_logprobs": tops,
         "text_offset": offsets if conventions.text_offsets else [-1] * len(offsets),
     }
 
@@ -164,8 +185,10 @@ def completion(
     """The response JSON for a completions request (raises BadRequest on invalid input)."""
     protocol.refuse_streaming(body)
     model = protocol.model_of(body, default_model)
-    prompts = prompt_pieces(body.get("prompt"), conventions)
+    prompts = prompt_pieces(body.get("prompt"), conventions, add_special_tokens=body.get("add_special_tokens", True) is not False)
     echo = bool(body.get("echo", False))
+    list_ids = conventions.echo_token_ids and bool(body.get("return_token_ids"))
+    as_ids = conventions.echo_token_ids and bool(body.get("return_tokens_as_token_ids"))
     want_logprobs = body.get("logprobs")
     if want_logprobs is not None and (
         isinstance(want_logprobs, bool) or not isinstance(want_logprobs, int) or want_logprobs < 0
@@ -198,18 +221,21 @@ def completion(
             finish = "length" if len(planned) > max_tokens else "stop"
         prompt_tokens += len(pieces)
         completion_tokens += len(generated)
-        choices.append(
-            {
-                "index": index,
-                "text": (prompt if echo else "") + "".join(generated),
-                "logprobs": None
-                if want_logprobs is None
-                else _logprobs(
-                    seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed), conventions
-                ),
-                "finish_reason": finish,
-            }
-        )
+        choice = {
+            "index": index,
+            # vLLM leaves the prompt out of an echo whose ids are listed
+            "text": (prompt if echo and not list_ids else "") + "".join(generated),
+            "logprobs": None
+            if want_logprobs is None
+            else _logprobs(
+                seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed), conventions, as_ids
+            ),
+            "finish_reason": finish,
+        }
+        if list_ids:
+            choice["prompt_token_ids"] = [VOCAB.id_of(p) for p in pieces]
+            choice["token_ids"] = [VOCAB.id_of(p) for p in generated]
+        choices.append(choice)
     return {
         "id": protocol.new_id("cmpl"),
         "object": "text_completion",

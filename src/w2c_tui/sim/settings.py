@@ -51,6 +51,9 @@ class Conventions:
     bos_on_ids: bool = False  # ... and before a token-id prompt too, which shifts what was sent
     tokenizer: bool = True  # serves /tokenize (a gateway in front of vLLM often passes only /v1)
     text_offsets: bool = True  # False: every text_offset is -1, as SGLang sends
+    # Takes vLLM's `return_token_ids` (each choice lists its prompt's ids) and `return_tokens_as_token_ids`
+    # (echoed tokens spelled "token_id:<id>"); older vLLM and other servers ignore both.
+    echo_token_ids: bool = True
 
     def __post_init__(self) -> None:
         if self.prompt_logprobs not in PROMPT_LOGPROBS:
@@ -66,12 +69,13 @@ IMITATIONS: dict[str, Conventions] = {
     "vllm": Conventions(max_prompts=1024),
     "vllm-llama": Conventions(max_prompts=1024, bos="<|begin_of_text|>"),
     "vllm-gateway": Conventions(max_prompts=1024, tokenizer=False),
-    "llama-cpp-python": Conventions(prompt_logprobs="shifted", prompt_lists="error500", echo_generated=False),
-    "llama-server": Conventions(prompt_logprobs="refused500", prompt_lists="error500"),
-    "openai-instruct": Conventions(prompt_logprobs="refused", tokenizer=False),
-    "ollama": Conventions(prompt_logprobs="ignored", prompt_lists="error400", tokenizer=False),
-    "sglang": Conventions(text_offsets=False),
-    "tgi": Conventions(prompt_logprobs="none", max_prompts=4, tokenizer=False),
+    "vllm-no-echo-ids": Conventions(max_prompts=1024, echo_token_ids=False),
+    "llama-cpp-python": Conventions(prompt_logprobs="shifted", prompt_lists="error500", echo_generated=False, echo_token_ids=False),
+    "llama-server": Conventions(prompt_logprobs="refused500", prompt_lists="error500", echo_token_ids=False),
+    "openai-instruct": Conventions(prompt_logprobs="refused", tokenizer=False, echo_token_ids=False),
+    "ollama": Conventions(prompt_logprobs="ignored", prompt_lists="error400", tokenizer=False, echo_token_ids=False),
+    "sglang": Conventions(text_offsets=False, echo_token_ids=False),
+    "tgi": Conventions(prompt_logprobs="none", max_prompts=4, tokenizer=False, echo_token_ids=False),
 }
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from w2c_tui.store.jsonl import BadLine, JsonlAppender, StorageError, iter_rows
+from w2c_tui.store.layout import SessionPaths
 from w2c_tui.timestamps import utc_now
 
 SEVERITIES = ("info", "warning", "error")
@@ -47,6 +48,17 @@ class AuditLog:
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._bad_lines_seen: set[tuple[Path, int]] = set()  # a file is read more than once per launch
         self.write_error: StorageError | None = None
+
+    @classmethod
+    def of_pipeline(
+        cls, paths: SessionPaths, exp_name: str, api_seed: int, listener: Callable[[dict[str, Any]], None] | None = None
+    ) -> AuditLog:
+        """The log of one pipeline of a session: its file, and the fields the folder names (run key,
+        fingerprint) on every event; `listener` (a live view) sees each event as it is written."""
+        log = cls(paths.audit_file(exp_name), AuditContext(paths.run_key, paths.fingerprint, exp_name, api_seed))
+        if listener is not None:
+            log.listeners.append(listener)
+        return log
 
     def emit(
         self,

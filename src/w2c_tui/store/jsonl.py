@@ -179,10 +179,36 @@ def read_keyed(
     return rows
 
 
+def json_type_name(value: Any) -> str:
+    """How a JSON value's type reads in a reason ("a number", "text", "an object")."""
+    if isinstance(value, bool):
+        return "true/false"
+    return {int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def read_document(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(the JSON object, None), (None, None) when absent, or (None, why it cannot be used)."""
+    path = Path(path)
+    name = path.name
+    if not path.exists() and not path.is_symlink():
+        return None, None
+    if not path.is_file():
+        return None, f"{name}: not a regular file"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"{name}: unreadable ({exc.strerror or exc})"
+    try:
+        value = jsoncodec.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None, f"{name}: not JSON"
+    if not isinstance(value, dict):
+        return None, f"{name}: {json_type_name(value)} where an object belongs"
+    return value, None
+
+
 def read_json(path: Path) -> dict[str, Any] | None:
     """A small JSON document, or None when absent or unreadable (`read_document` says why)."""
-    from w2c_tui.store.session_checks import read_document
-
     return read_document(path)[0]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.config.schema import MlflowSettings
-from w2c_tui.store.audit import AuditContext, AuditLog
+from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.layout import SessionPaths
 
 
@@ -54,7 +54,7 @@ def track_session(
     except Exception as exc:  # noqa: BLE001 - tracking must never end an evaluation
         message = redact(f"{type(exc).__name__}: {exc}")[:500]
         for exp_name in exp_names:
-            log = AuditLog(paths.audit_file(exp_name), AuditContext(paths.run_key, paths.fingerprint, exp_name, api_seed))
+            log = AuditLog.of_pipeline(paths, exp_name, api_seed)
             log.emit(
                 "mlflow_tracking_failed",
                 stage="tracking",

@@ -19,11 +19,14 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import SessionPaths
 from w2c_tui.store.session import read_manifest, read_mlflow_ids, write_mlflow_ids
+
+if TYPE_CHECKING:  # pydantic loads with the first sync, not with this module (the CLI's --help)
+    from w2c_tui.session.models import Metrics
 
 _PARAM_LIMIT = 6000  # MLflow rejects longer parameter values
 
@@ -115,6 +118,7 @@ class MlflowSink:
         """Create or reuse the runs of a session and log everything on disk into them."""
         from mlflow.entities import Metric, Param, RunTag
 
+        from w2c_tui.session.models import Metrics
         from w2c_tui.store.call_files import trace_damage
 
         manifest = read_manifest(paths) or {}
@@ -165,7 +169,8 @@ class MlflowSink:
                 entries = [Metric(k, v, now_ms, 0) for k, v in flat.items()]
                 for start in range(0, len(entries), 500):
                     self.client.log_batch(child, metrics=entries[start:start + 500])
-                self.client.log_batch(child, tags=self._coverage_tags(metrics))
+                document = Metrics.of(metrics)
+                self.client.log_batch(child, tags=self._coverage_tags(document))
                 damage = trace_damage(paths.calls_file(exp_name))
                 if damage:
                     self.damaged_traces.append(f"{exp_name}: {damage}")
@@ -173,9 +178,9 @@ class MlflowSink:
                 for folder, dest in ((paths.checkpoints(exp_name), "checkpoints"), (paths.artifacts(exp_name), "artifacts")):
                     if folder.is_dir():
                         self.client.log_artifacts(child, str(folder), artifact_path=dest)
-                ids.setdefault("logged", {})[exp_name] = bool(metrics.get("complete"))
+                ids.setdefault("logged", {})[exp_name] = bool(document.complete)
                 write_mlflow_ids(paths, ids)
-                if metrics.get("complete"):
+                if document.complete:
                     self.client.set_terminated(child, "FINISHED")
             self._log_session_usage(parent, paths, manifest)
             if ids.get("logged") and all(ids["logged"].values()):
@@ -195,17 +200,16 @@ class MlflowSink:
             self.client.log_batch(parent, metrics=[Metric(k, v, now_ms, 0) for k, v in flat.items()])
 
     @staticmethod
-    def _coverage_tags(metrics: dict[str, Any]) -> list:
+    def _coverage_tags(metrics: Metrics) -> list:
         """Beside the metrics: how many answers they are over, and the pipeline's status word."""
         from mlflow.entities import RunTag
 
-        from w2c_tui.metrics.compute import coverage
         from w2c_tui.status import COMPLETE, PARTIAL, normalize
 
-        obtained, planned = coverage(metrics)
-        status = normalize(metrics.get("status")) if metrics.get("status") else (COMPLETE if metrics.get("complete") else PARTIAL)
+        obtained, planned = metrics.coverage
+        status = normalize(metrics.status) if metrics.status else (COMPLETE if metrics.complete else PARTIAL)
         return [
-            RunTag("complete", str(bool(metrics.get("complete")))),
+            RunTag("complete", str(bool(metrics.complete))),
             RunTag("w2c.status", status),
             RunTag("w2c.n_obtained", str(obtained)),
             RunTag("w2c.n_planned", str(planned)),

@@ -25,6 +25,7 @@ from w2c_tui.tui.background import background, log_failure
 from w2c_tui.tui.commands import W2cCommands
 from w2c_tui.tui.launches import LaunchRecord, launch_status
 from w2c_tui.tui.messages import OpenCompare, OpenSession, SettingsChanged, StartLaunch
+from w2c_tui.tui.text_entry import typing_into
 from w2c_tui.tui.workspace import Workspace
 
 # The four tabs, each built with the workspace it shows. A tab's module is imported when the
@@ -60,16 +61,22 @@ def is_tab(screen: Screen, mode: str) -> bool:
     return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
+# The app's actions bound to a digit: a digit typed into a field is text. (`?` for help needs no
+# guard: no field lets it through, and its footer key stays lit.)
+TYPED_KEY_ACTIONS = ("tab",)
+
+
 class W2cApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "w2c-tui"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (140, "-wide")]
     COMMANDS = App.COMMANDS | {W2cCommands}
     BINDINGS = [
-        Binding("1", "switch_mode('setup')", "Setup", id="app.setup", show=False),
-        Binding("2", "switch_mode('monitor')", "Monitor", id="app.monitor", show=False),
-        Binding("3", "switch_mode('sessions')", "Sessions", id="app.sessions", show=False),
-        Binding("4", "switch_mode('compare')", "Compare", id="app.compare", show=False),
+        # `tab`, not `switch_mode`: a digit typed into a field is text (check_action); a click on the tab bar is not.
+        Binding("1", "tab('setup')", "Setup", id="app.setup", show=False),
+        Binding("2", "tab('monitor')", "Monitor", id="app.monitor", show=False),
+        Binding("3", "tab('sessions')", "Sessions", id="app.sessions", show=False),
+        Binding("4", "tab('compare')", "Compare", id="app.compare", show=False),
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
@@ -180,7 +187,7 @@ class W2cApp(App[int]):
     async def start_launch(
         self, loaded: LoadedConfig, *, run_key: str | None = None, only: list[str] | None = None, judge_check: bool = False
     ) -> None:
-        from w2c_tui.engine.judge_check import JudgeCheckLaunch
+        from w2c_tui.judge_check.launch import JudgeCheckLaunch
         from w2c_tui.engine.launch import Launch, LaunchError
 
         workspace = self.workspace
@@ -230,6 +237,16 @@ class W2cApp(App[int]):
             self.screen.sync_sessions(focus)
 
     # -- app-wide actions --------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The tab keys do nothing while a field takes text (a click on the tab bar runs switch_mode).
+        if action in TYPED_KEY_ACTIONS and typing_into(self.screen):
+            return None
+        return True
+
+    async def action_tab(self, mode: str) -> None:
+        """A tab's key (1 to 4)."""
+        await self.switch_mode(mode)
+
     def action_help(self) -> None:
         from w2c_tui.tui.screens.help import HelpScreen
 
@@ -260,7 +277,7 @@ class W2cApp(App[int]):
         from w2c_tui.tui.quit_flow import confirm_then_quit
 
         if not any(w.group == "quit" and not w.is_finished for w in self.workers):
-            self.run_worker(confirm_then_quit(self), group="quit", exit_on_error=False)
+            self.run_worker(confirm_then_quit(self, self.workspace), group="quit", exit_on_error=False)
 
 
 def run_app(config_path: str | None = None) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from w2c_tui.store.browse import SessionInfo
+from w2c_tui.session.reader import SessionInfo
 from w2c_tui.tui.formatting import display_path
 
 if TYPE_CHECKING:

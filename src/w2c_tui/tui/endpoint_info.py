@@ -6,7 +6,7 @@ from typing import Any
 
 from textual.markup import escape
 
-from w2c_tui.store.endpoint_note import endpoint_parts
+from w2c_tui.report.endpoint_note import endpoint_parts
 
 
 def endpoint_markup(manifest: dict[str, Any] | None) -> str:

@@ -1,59 +1,13 @@
-"""Small text helpers shared by the screens: numbers, durations, labels, bars."""
+"""Small text helpers shared by the screens: labels, bars, short names, paths (numbers: report/numbers.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from w2c_tui.labels import SHORT
 from w2c_tui import status
-from w2c_tui.store import kinds
-
-NONE = "–"
-
-
-def ratio(value: float | None, digits: int = 2) -> str:
-    """A proportion as researchers write it in tables: .71 (no leading zero)."""
-    if value is None:
-        return NONE
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("0.") else text
-
-
-def number(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return NONE
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:.{digits}f}"
-
-
-def signed(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return NONE
-    return f"{value:+.{digits}f}"
-
-
-def count(value: int | None) -> str:
-    """Token-style counts: 950, 84 k, 1.2 M."""
-    if value is None:
-        return NONE
-    if value >= 1_000_000:
-        return f"{value / 1_000_000:.1f} M"
-    if value >= 10_000:
-        return f"{value / 1000:.0f} k"
-    if value >= 1_000:
-        return f"{value / 1000:.1f} k"
-    return str(value)
-
-
-def duration(seconds: float | None) -> str:
-    """0:21, 3:05, 1:02:09."""
-    if seconds is None:
-        return NONE
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+from w2c_tui.labels import SHORT
+from w2c_tui.report.numbers import ratio
+from w2c_tui.session import kinds
 
 
 def label(value: str | None) -> str:

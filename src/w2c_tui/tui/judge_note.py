@@ -1,6 +1,6 @@
 """How the Session view shows a session's judge: the judge-check it links to, and warnings.
 
-The lookup reads other sessions' files (store/judge_checks.py): call `session_judge_note`
+The lookup reads other sessions' files (judge_check/link.py): call `session_judge_note`
 in a thread worker, then show `judge_note_markup` on the UI thread.
 """
 
@@ -10,14 +10,14 @@ from typing import Any
 
 from textual.markup import escape
 
-from w2c_tui.store.browse import SessionInfo
-from w2c_tui.store.judge_check_text import figures_lines
-from w2c_tui.store.judge_checks import JudgeNote, judge_note
+from w2c_tui.session.reader import SessionInfo
+from w2c_tui.judge_check.text import figures_lines
+from w2c_tui.judge_check.link import JudgeNote, judge_note
 
 
 def session_judge_note(info: SessionInfo) -> JudgeNote | None:
     """The judge link of a session whose pipelines use a judge (disk: run in a worker)."""
-    return judge_note(info.paths.root, info.manifest, [p.exp_name for p in info.pipelines])
+    return judge_note(info.paths.root, info.manifest_json, [p.exp_name for p in info.pipelines])
 
 
 def judge_note_markup(note: JudgeNote | None) -> str:

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
+from w2c_tui.session.live import Snapshot, snapshot_of
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, REFUSED, RUNNING, session_status
 
 
@@ -71,14 +72,15 @@ class LaunchRecord:
         return record
 
 
-def session_word(snap: dict[str, Any], record: LaunchRecord | None) -> str:
+def session_word(snap: Snapshot | dict[str, Any], record: LaunchRecord | None) -> str:
     """The one status word of a monitored session, the same on every screen: `running` until
     its launch ends, then what its files say (the snapshot's word), or `failed` when the launch
     itself stopped with an error before the session finished."""
     if record is not None and record.ended and record.error:
         return FAILED
-    if snap.get("finished"):
-        return str(snap.get("status") or COMPLETE)
+    snap = snapshot_of(snap)
+    if snap.finished:
+        return str(snap.status or COMPLETE)
     if record is not None and record.ended:
         return record.status
     return RUNNING

@@ -40,7 +40,7 @@ class StartLaunch(Message):
     loaded: LoadedConfig
     run_key: str | None = None
     only: list[str] | None = None
-    judge_check: bool = False  # the judge-check of the configured judge instead (engine/judge_check.py)
+    judge_check: bool = False  # the judge-check of the configured judge instead (judge_check/launch.py)
 
 
 class SettingsChanged(Message):

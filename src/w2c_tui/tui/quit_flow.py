@@ -13,15 +13,16 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from w2c_tui.tui.app import W2cApp
+    from textual.app import App
+
+    from w2c_tui.tui.workspace import Workspace
 
 CANCEL_WAIT_SECONDS = 30.0  # a stuck request is abandoned by its own timeout well before this
 
 
-async def confirm_then_quit(app: "W2cApp") -> None:
+async def confirm_then_quit(app: "App", workspace: "Workspace") -> None:
     from w2c_tui.tui.screens.confirm import quit_running_dialog, quit_unsaved_dialog
 
-    workspace = app.workspace
     if workspace.unsaved_setup:
         answer = await app.push_screen_wait(quit_unsaved_dialog())
         if answer == "s":
@@ -43,7 +44,7 @@ async def confirm_then_quit(app: "W2cApp") -> None:
     app.exit(0)
 
 
-async def _save_setup(app: "W2cApp") -> bool:
+async def _save_setup(app: "App") -> bool:
     from w2c_tui.tui.screens.setup import SetupScreen
 
     await app.switch_mode("setup")

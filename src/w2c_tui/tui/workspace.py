@@ -14,8 +14,8 @@ from pathlib import Path
 
 from w2c_tui.config import LoadedConfig
 from w2c_tui.config.schema import Settings
-from w2c_tui.store.browse import SessionInfo, list_sessions
-from w2c_tui.store.open_sessions import OpenSessions
+from w2c_tui.session.reader import SessionInfo, list_sessions
+from w2c_tui.session.open_sessions import OpenSessions
 from w2c_tui.tui.background import log_path
 from w2c_tui.tui.launches import LaunchRecord, MonitoredSession
 

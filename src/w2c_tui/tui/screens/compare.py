@@ -31,10 +31,11 @@ from w2c_tui.analysis.compare import (
 )
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.paired import DEFAULT_RESAMPLES
-from w2c_tui.store.browse import SessionInfo
-from w2c_tui.store.session_data import SessionData
+from w2c_tui.report.numbers import NONE, ratio
+from w2c_tui.session.reader import SessionInfo
+from w2c_tui.session.data import SessionData
 from w2c_tui.tui.background import background
-from w2c_tui.tui.formatting import NONE, label, short_exp, short_uuid
+from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.tui.widgets.metric_table import render_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.row_list import Column, RowList
@@ -46,24 +47,16 @@ SEED = 0  # the bootstrap seed, as `w2c-tui compare` uses by default: the screen
 FLIP_CHOICES = [("any flip", ALL), (RIGHT_TO_WRONG, RIGHT_TO_WRONG), (WRONG_TO_RIGHT, WRONG_TO_RIGHT), (BOTH_WRONG, BOTH_WRONG)]
 
 
-def _decimal(value: float | None, *, sign: bool = False) -> str:
-    """.714 / +.012 (no leading zero, as in a paper's table)."""
-    if value is None:
-        return NONE
-    text = f"{value:+.3f}" if sign else f"{value:.3f}"
-    return text.replace("0.", ".", 1) if abs(value) < 1 else text
-
-
 def _ci(ci: dict | None) -> str:
     if not ci:
         return NONE
-    return f"[{_decimal(ci['low'], sign=True)},{_decimal(ci['high'], sign=True)}]"
+    return f"[{ratio(ci['low'], 3, sign=True)},{ratio(ci['high'], 3, sign=True)}]"
 
 
 def _p(value: float | None) -> str:
     if value is None:
         return NONE
-    return "<.001" if value < 0.001 else _decimal(value)
+    return "<.001" if value < 0.001 else ratio(value, 3)
 
 
 def paired_rows(pair: PairComparison) -> list[list[str]]:
@@ -74,10 +67,10 @@ def paired_rows(pair: PairComparison) -> list[list[str]]:
             [
                 short_exp(entry.exp_name),
                 str(entry.n_common) + ("*" if entry.warning else ""),
-                f"{_decimal(entry.accuracy_a)}→{_decimal(entry.accuracy_b)}",
-                _decimal(entry.delta_accuracy, sign=True),
+                f"{ratio(entry.accuracy_a, 3)}→{ratio(entry.accuracy_b, 3)}",
+                ratio(entry.delta_accuracy, 3, sign=True),
                 _ci(entry.delta_accuracy_ci95),
-                _decimal(entry.delta_macro_f1, sign=True),
+                ratio(entry.delta_macro_f1, 3, sign=True),
                 _ci(entry.delta_macro_f1_ci95),
                 _p(entry.mcnemar_p),
                 str(entry.n_b_right_a_wrong),
@@ -112,7 +105,7 @@ def per_class_line(entry: PairedPipeline) -> str:
     if not entry.n_common:
         return f"{escape(short_exp(entry.exp_name))}: no example answered in both"
     deltas = entry.delta_per_class_f1
-    cells = "  ".join(f"{label(name)} {_decimal(deltas[name], sign=True)}" for name in LABELS)
+    cells = "  ".join(f"{label(name)} {ratio(deltas[name], 3, sign=True)}" for name in LABELS)
     return f"per-class Δ F1 ({SIGN}) · {escape(short_exp(entry.exp_name))}: {cells}"
 
 

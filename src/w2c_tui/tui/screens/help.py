@@ -25,6 +25,10 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
             ("?", "this help"),
             ("escape", "back"),
             ("ctrl+q", "quit; asks first about unsaved edits or a running launch"),
+            ("a-z 0-9", "act only when no text field has focus (in one they are typed)"),
+            ("↑↓ k j", "move in a list · enter opens the row"),
+            ("pgup pgdn", "a page up / down in a list"),
+            ("home end", "first / last row of a list"),
         ],
     ),
     (
@@ -34,6 +38,8 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
             ("ctrl+s", "save to config.toml (comments kept, tokens never written)"),
             ("enter", "provider editor: apply to the form only; ctrl+s also saves"),
             ("t e a del", "test / edit / add / remove the highlighted provider"),
+            ("j", "check judge: the judge labels every reference answer"),
+            ("escape", "leave a text field, so that the letter keys act"),
         ],
     ),
     (
@@ -50,7 +56,8 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         "Sessions and one session",
         [
             ("enter", "open the session (tree) · open a trace (examples)"),
-            ("space c", "mark two sessions · compare them"),
+            ("space m c", "mark two sessions · compare them"),
+            ("o r", "open the highlighted session · read the list from disk again"),
             ("delete", "delete the session's folder (asks first)"),
             ("m x a g j", "Metrics · Examples · Agreement · Charts · Manifest"),
             ("e", "export the tables (Markdown, LaTeX, per-example CSV) to exports/"),
@@ -59,7 +66,14 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         ],
     ),
     ("Trace", [("n p", "next / previous example of the list you came from"), ("a", "expand or collapse everything")]),
-    ("Compare", [("enter b", "trace in session A / in session B"), ("s", "swap A and B")]),
+    (
+        "Compare",
+        [
+            ("enter b", "trace in session A / in session B"),
+            ("s", "swap A and B"),
+            ("e r", "export both sessions' tables to exports/ · read the lists again"),
+        ],
+    ),
 ]
 
 NOTES = (

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 
-from w2c_tui.store.browse import session_started
+from w2c_tui.session.reader import session_started
 from w2c_tui.tui.launches import MonitoredSession
 from w2c_tui.tui.messages import OpenSession
 from w2c_tui.tui.widgets.event_log import EventLog

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static
 
 from w2c_tui.config.schema import ProviderSettings
-from w2c_tui.tui.settings_form import ProviderValues, apply_provider
+from w2c_tui.tui.screens.setup.values import ProviderValues, apply_provider
 from w2c_tui.tui.widgets.form_field import FormField
 
 

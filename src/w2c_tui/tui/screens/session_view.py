@@ -27,9 +27,11 @@ from textual.worker import get_current_worker
 from w2c_tui.analysis.agreement import SessionAgreement
 from w2c_tui.labels import LABELS
 from w2c_tui.status import with_hint
-from w2c_tui.store.browse import SessionInfo
-from w2c_tui.store.session_data import SessionData
-from w2c_tui.store.session_rows import stability_entropies
+from w2c_tui.session.reader import SessionInfo
+from w2c_tui.session.data import SessionData
+from w2c_tui.session.models import ConfusionMatrix as ConfusionMatrixDocument
+from w2c_tui.session.models import as_metrics
+from w2c_tui.session.rows import stability_entropies
 from w2c_tui.tui.background import background
 from w2c_tui.tui.endpoint_info import endpoint_markup
 from w2c_tui.tui.export_note import exported_message
@@ -62,13 +64,13 @@ EAGER_TABS = ("agreement",)
 def mlflow_link(info: SessionInfo) -> str | None:
     """The parent run's address in the MLflow UI, when the session was tracked."""
     ids = info.mlflow_ids
-    if not ids.get("parent_run_id"):
+    if not ids.parent_run_id:
         return None
-    tracking = str(((info.manifest or {}).get("config") or {}).get("mlflow", {}).get("tracking_uri") or "")
+    tracking = str((info.manifest.setting("mlflow", "tracking_uri") if info.manifest else None) or "")
     base = tracking if tracking.startswith("http") else DEFAULT_MLFLOW_UI
     from w2c_tui.tracking.mlflow_sink import run_url  # light module: mlflow itself is imported lazily there
 
-    return run_url(base, ids) or f"{base} (run {ids['parent_run_id']})"
+    return run_url(base, ids.document) or f"{base} (run {ids.parent_run_id})"
 
 
 class SessionViewScreen(Screen):
@@ -230,13 +232,13 @@ class SessionViewScreen(Screen):
         self.info = info
         self._link = link
         sim = "  [b $warning]SIMULATED[/]" if info.simulated else ""
-        if info.origin == "earlier-suite":
+        if info.earlier:
             sim += "  [$warning]earlier suite: metrics recomputed from its checkpoints[/]"
         self.query_one("#session-title", Static).update(
             Content.from_markup(
                 f"[b]{escape(info.target_model)}[/b]  [dim]run[/] {escape(info.run_key)}  "
                 f"[dim]session[/] {escape(info.fingerprint)}  {with_hint(info.status)}{sim}"
-                + (f"\n{endpoint_markup(info.manifest)}" if endpoint_markup(info.manifest) else "")
+                + (f"\n{endpoint_markup(info.manifest_json)}" if endpoint_markup(info.manifest_json) else "")
                 + "".join(f"\n[$error]damaged:[/] {escape(reason)}" for reason in info.damaged)
             )
         )
@@ -254,9 +256,9 @@ class SessionViewScreen(Screen):
             )
         )
         usage = self.query_one("#usage-summary", Static)
-        markup = usage_markup({p.exp_name: p.metrics for p in info.pipelines}, info.manifest)
+        markup = usage_markup({p.exp_name: p.metrics.document if p.metrics else None for p in info.pipelines}, info.manifest_json)
         usage.update(Content.from_markup(markup))
-        usage.display = bool(markup) and info.origin != "earlier-suite"  # the earlier suite counted no usage
+        usage.display = bool(markup) and not info.earlier  # the earlier suite counted no usage
         select = self.query_one("#metrics-pipeline", Select)
         select.set_options([(p.exp_name, p.exp_name) for p in info.pipelines])
         if info.pipelines:
@@ -271,7 +273,7 @@ class SessionViewScreen(Screen):
                 else "[dim]MLflow: not tracked (no mlflow_ids.json)[/]"
             )
         )
-        manifest = json.dumps(info.manifest, indent=2, ensure_ascii=False) if info.manifest else "(no manifest.json)"
+        manifest = json.dumps(info.manifest_json, indent=2, ensure_ascii=False) if info.manifest_json else "(no manifest.json)"
         self.query_one("#manifest-text", TextArea).load_text(manifest)
 
     def _show_rows(self, data: SessionData) -> None:
@@ -301,18 +303,18 @@ class SessionViewScreen(Screen):
         pipeline = next((p for p in self.info.pipelines if p.exp_name == exp_name), None)
         if pipeline is None:
             return
-        metrics = pipeline.metrics or {}
+        metrics = as_metrics(pipeline.metrics)
         self.query_one("#per-class", Static).update(
-            Content.from_markup(per_class_markup(metrics) if metrics else "[dim]no metrics.json yet[/]")
+            Content.from_markup(per_class_markup(metrics) if metrics.document else "[dim]no metrics.json yet[/]")
         )
-        matrix = metrics.get("confusion_matrix") or {}
+        matrix = metrics.confusion_matrix or ConfusionMatrixDocument()
         self.query_one("#matrix-box").border_title = f"Confusion ({pipeline.exp_name})"
-        self.query_one(ConfusionMatrix).show(matrix.get("matrix"), matrix.get("labels") or LABELS)
+        self.query_one(ConfusionMatrix).show(matrix.matrix, matrix.labels or LABELS)
         # Computed from events and rows on disk (resolved missing answers are history), once rows are read.
         summary = self.data.rows.audit_summaries.get(pipeline.exp_name) if self.data is not None else None
         audit = audit_markup(summary) if summary is not None or self.data is not None else "Audit  [dim]reading…[/]"
-        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics), judge_figures_markup(metrics)]
-        if pipeline.origin == "earlier-suite":
+        parts = [hallucination_markup(metrics), variants_markup(metrics), stability_markup(metrics), judge_figures_markup(metrics.document)]
+        if pipeline.earlier:
             parts.append(comparison_markup(pipeline.comparison, pipeline.stored))
         parts.append(audit)
         self.query_one("#metrics-extra", Static).update(Content.from_markup("\n".join(p for p in parts if p)))

@@ -21,11 +21,10 @@ from textual.widgets import Footer, Static, Tree
 from textual.widgets.tree import TreeNode
 
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, session_status, with_hint
-from w2c_tui.store.browse import DAMAGED, SessionInfo
+from w2c_tui.session.reader import DAMAGED, SessionInfo
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import display_path
 from w2c_tui.tui.messages import OpenCompare, OpenSession
-from w2c_tui.metrics.compute import coverage
 from w2c_tui.tui.widgets.metric_table import NARROW_LEGEND, SUMMARY_LEGEND, render_rows, summary_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.workspace import Workspace
@@ -52,7 +51,7 @@ def answered_text(info: SessionInfo) -> str:
     `300/300` means every pipeline has all); `n=300` when a pipeline's count is unknown, or ""
     when nothing is known."""
     planned = info.n_examples
-    counts = [coverage(p.metrics)[0] for p in info.pipelines]
+    counts = [p.metrics.coverage[0] if p.metrics else None for p in info.pipelines]
     known = [c for c in counts if isinstance(c, int)]
     if planned is None:
         return ""
@@ -64,7 +63,7 @@ def answered_text(info: SessionInfo) -> str:
 def session_line(info: SessionInfo, marked: bool = False) -> str:
     icon = STATUS_ICON.get(info.status, "?")
     sim = " [dim]sim[/]" if info.simulated else ""
-    if info.origin == "earlier-suite":
+    if info.earlier:
         sim += " [dim]earlier suite[/]"
     if info.damaged:
         sim += " [$error]damaged[/]"
@@ -78,20 +77,20 @@ def session_line(info: SessionInfo, marked: bool = False) -> str:
 
 
 def session_summary(info: SessionInfo, *, short: bool = False, narrow: bool = False) -> str:
-    manifest = info.manifest or {}
+    family = info.manifest.template_family if info.manifest else None
     created = info.created_at[:16].replace("T", " ") if info.created_at else "–"
     lines = [
         f"[b]{escape(info.target_model)}[/b]   {STATUS_ICON.get(info.status, '')} {with_hint(info.status)}"
         + ("   [b $warning]SIMULATED[/]" if info.simulated else ""),
         f"[dim]run[/] {escape(info.run_key)}   [dim]session[/] {escape(info.fingerprint)}",
-        f"[dim]judge[/] {escape(info.judge_model or '–')}   [dim]family[/] {escape(str(manifest.get('template_family') or '–'))}"
+        f"[dim]judge[/] {escape(info.judge_model or '–')}   [dim]family[/] {escape(str(family or '–'))}"
         f"   [dim]n[/] {info.n_examples if info.n_examples is not None else '–'}   [dim]created[/] {escape(created)}",
     ]
     for reason in info.damaged:
         lines.append(f"[$error]damaged:[/] {escape(reason)}")
     if info.manifest is None:
         lines.append("[$warning]no manifest.json: shown from checkpoints only[/]")
-    if info.origin == "earlier-suite":
+    if info.earlier:
         lines.append("[$warning]written by the earlier suite: metrics are ours, recomputed from its checkpoints[/]")
     lines.append("")
     if info.pipelines:

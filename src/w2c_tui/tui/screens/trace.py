@@ -18,9 +18,21 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
 
 from w2c_tui.labels import LABELS
-from w2c_tui.store.checkpoints import predicted_label
-from w2c_tui.store.kinds import kind_of
-from w2c_tui.store.session_data import PipelineTrace, SessionData, TraceDetail
+from w2c_tui.report.numbers import decimal
+from w2c_tui.session.checkpoints import predicted_label
+from w2c_tui.session.kinds import kind_of
+from w2c_tui.session.data import PipelineTrace, SessionData, TraceDetail
+from w2c_tui.session.row_models import (
+    AuditEvent,
+    CallRecord,
+    ChoiceRow,
+    LlmJudgeRow,
+    LogprobRow,
+    McqRow,
+    StabilityRow,
+    TargetRow,
+    Usage,
+)
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import label as short_label
 from w2c_tui.tui.formatting import short_exp
@@ -32,6 +44,11 @@ JSON_LIMIT = 20_000  # characters of raw JSON shown per request / response
 # answer took the UI 26 s; 20,000 characters are pages more than anyone reads on screen.
 TEXT_LIMIT = 20_000
 WHOLE_TEXT_AT = "the session folder's checkpoints/ and llm_calls/ files hold it whole"
+
+
+def _or(value: Any, default: Any) -> Any:
+    """A field as stored, or `default` where the row has none."""
+    return default if value is None else value
 
 
 def clip(text: str, limit: int = TEXT_LIMIT) -> str:
@@ -83,43 +100,42 @@ def short_verdict(predicted: str | None, gold: str | None) -> str:
 
 
 def judge_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
-    row = trace.row or {}
-    target = trace.target or {}
-    widgets: list[Widget] = [markup("[b]target answer[/b]"), plain(target.get("raw_text") or row.get("target_raw"))]
-    if target.get("reasoning_text"):
-        widgets.append(LazyCollapsible(lambda: [plain(target["reasoning_text"])], title="target reasoning"))
-    if target.get("native_tool_calls"):
-        widgets.append(LazyCollapsible(lambda: [plain(pretty_json(target["native_tool_calls"]))], title="native tool calls"))
+    row = LlmJudgeRow.of(trace.row or {})
+    target = TargetRow.of(trace.target or {})
+    widgets: list[Widget] = [markup("[b]target answer[/b]"), plain(target.raw_text or row.target_raw)]
+    if target.reasoning_text:
+        widgets.append(LazyCollapsible(lambda: [plain(target.reasoning_text)], title="target reasoning"))
+    if target.native_tool_calls:
+        widgets.append(LazyCollapsible(lambda: [plain(pretty_json(target.native_tool_calls))], title="native tool calls"))
     widgets.append(markup("[b]judge output[/b]"))
-    widgets.append(plain(row.get("judge_raw")))
-    if row.get("judge_used_retry"):
+    widgets.append(plain(row.judge_raw))
+    if row.judge_used_retry:
         widgets.append(markup("[b]judge repair output[/b]"))
-        widgets.append(plain(row.get("judge_raw_retry")))
+        widgets.append(plain(row.judge_raw_retry))
     steps = ["raw"]
-    if row.get("judge_parse_failed_first"):
-        steps.append(f"[$warning]parse failed[/] ({escape(str(row.get('judge_exception_first') or '?'))})")
-    if row.get("judge_used_retry"):
+    if row.judge_parse_failed_first:
+        steps.append(f"[$warning]parse failed[/] ({escape(str(row.judge_exception_first or '?'))})")
+    if row.judge_used_retry:
         steps.append("repair request")
-        if row.get("judge_parse_failed_second"):
-            steps.append(f"[$error]parse failed again[/] ({escape(str(row.get('judge_exception_second') or '?'))})")
-    if row.get("judge_fallback_to_cannot_answer"):
+        if row.judge_parse_failed_second:
+            steps.append(f"[$error]parse failed again[/] ({escape(str(row.judge_exception_second or '?'))})")
+    if row.judge_fallback_to_cannot_answer:
         steps.append("[$error]fallback → cannot_answer[/]")
     else:
-        steps.append(f"parsed by [b]{escape(str(row.get('judge_parse_path') or '?'))}[/b]")
-    steps.append(verdict(predicted_label(trace.exp_name, row), gold))
+        steps.append(f"parsed by [b]{escape(str(row.judge_parse_path or '?'))}[/b]")
+    steps.append(verdict(predicted_label(trace.exp_name, trace.row or {}), gold))
     widgets.append(markup("parse path  " + " → ".join(steps)))
-    if row.get("judge_rationale"):
-        widgets.append(markup(f"[dim]rationale:[/] {escape(clip(str(row['judge_rationale'])))}"))
+    if row.judge_rationale:
+        widgets.append(markup(f"[dim]rationale:[/] {escape(clip(str(row.judge_rationale)))}"))
     return widgets
 
 
 def mcq_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
-    row = trace.row or {}
-    index = row.get("predicted_index")
+    row = McqRow.of(trace.row or {})
     return [
         markup("[b]classifier output[/b]"),
-        plain(row.get("raw_mcq_output")),
-        markup(f"digit {escape(str(index))} → {verdict(predicted_label(trace.exp_name, row), gold)}"),
+        plain(row.raw_mcq_output),
+        markup(f"digit {escape(str(row.predicted_index))} → {verdict(predicted_label(trace.exp_name, trace.row or {}), gold)}"),
     ]
 
 
@@ -128,42 +144,44 @@ def _score(value: Any) -> str:
 
 
 def logprob_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
-    row = trace.row or {}
+    row = LogprobRow.of(trace.row or {})
     widgets: list[Widget] = []
-    mode = row.get("mode", "?")
-    split = row.get("split")
+    mode = _or(row.mode, "?")
     widgets.append(
         markup(
             f"mode [b]{escape(str(mode))}[/b]"
-            + (f"   split by [b]{escape(str(split))}[/b]" if split else "")
-            + ("   [$warning]LCP split used[/]" if row.get("used_lcp_split") else "")
+            + (f"   split by [b]{escape(str(row.split))}[/b]" if row.split else "")
+            + ("   [$warning]LCP split used[/]" if row.used_lcp_split else "")
         )
     )
     kind = kind_of(trace.exp_name)
     variants = kind.variants if kind else ()
-    winners = {v: kind.variant_label(row, v) for v in variants}
+    winners = {v: kind.variant_label(trace.row or {}, v) for v in variants}
     widgets.append(markup("   ".join(f"{v} {short_verdict(winners[v], gold)}" for v in variants)))
     if mode == "string_fallback":
-        widgets.append(markup(f"[$warning]all scores non-finite[/] → MCQ string fallback ({escape(str(row.get('fallback_trigger')))})"))
-        widgets.append(plain(row.get("string_fallback_raw_output")))
-    choices = sorted(trace.choices, key=lambda c: LABELS.index(c["answer_name"]) if c.get("answer_name") in LABELS else 9)
+        widgets.append(markup(f"[$warning]all scores non-finite[/] → MCQ string fallback ({escape(str(row.fallback_trigger))})"))
+        widgets.append(plain(row.string_fallback_raw_output))
+    choices = sorted(
+        (ChoiceRow.of(c) for c in trace.choices),
+        key=lambda c: LABELS.index(c.answer_name) if c.answer_name in LABELS else 9,
+    )
     if choices:
         header = f"{'choice':<17}{'raw':>9}{'tok-norm':>9}  {'char-norm':>9}  {'byte-norm':>9}  {'tokens':>6}"
         lines = [f"[b]{header}[/b]"]
         for choice in choices:
-            name = str(choice.get("answer_name"))
+            name = str(choice.answer_name)
             mark = " [$success]◀ gold[/]" if name == gold else ""
             lines.append(
-                f"{escape(name):<17}{_score(choice.get('raw_score'))}{_score(choice.get('token_norm_score'))}"
-                f"  {_score(choice.get('char_norm_score'))}  {_score(choice.get('byte_norm_score'))}"
-                f"  {str(choice.get('num_tokens', '?')):>6}{mark}"
+                f"{escape(name):<17}{_score(choice.raw_score)}{_score(choice.token_norm_score)}"
+                f"  {_score(choice.char_norm_score)}  {_score(choice.byte_norm_score)}"
+                f"  {str(_or(choice.num_tokens, '?')):>6}{mark}"
             )
         widgets.append(markup("\n".join(lines), "trace-table"))
         for choice in choices:
             widgets.append(
                 LazyCollapsible(
                     lambda choice=choice: [markup(token_split(choice), "trace-text")],
-                    title=f"token split · {choice.get('answer_name')}" + (" (LCP)" if choice.get("used_lcp_split") else ""),
+                    title=f"token split · {choice.answer_name}" + (" (LCP)" if choice.used_lcp_split else ""),
                 )
             )
     elif mode != "string_fallback":
@@ -171,24 +189,25 @@ def logprob_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
     return widgets
 
 
-def token_split(choice: dict[str, Any]) -> str:
+def token_split(choice: ChoiceRow | dict[str, Any]) -> str:
     """Context tail | continuation tokens with their log-probabilities."""
-    tail = "".join(str(t) for t in choice.get("context_tail_tokens") or [])
+    choice = choice if isinstance(choice, ChoiceRow) else ChoiceRow.of(choice)
+    tail = "".join(str(t) for t in choice.context_tail_tokens or [])
     parts = []
-    for pair in choice.get("continuation_tokens") or []:
+    for pair in choice.continuation_tokens or []:
         token, logprob = (pair + [None, None])[:2] if isinstance(pair, list) else (pair, None)
         shown = escape(repr(str(token))[1:-1])
         lp = f"{logprob:.2f}" if isinstance(logprob, (int, float)) else "?"
         parts.append(f"[reverse]{shown}[/reverse][dim]{lp}[/]")
     preview = escape(repr(tail)[1:-1][-80:])
     return f"[dim]…{preview}[/] [b $accent]┃[/] " + " ".join(parts) + (
-        f"\n[dim]prompt tokens {choice.get('prompt_tok_count', '?')}   lcp {choice.get('lcp')}[/]"
+        f"\n[dim]prompt tokens {_or(choice.prompt_tok_count, '?')}   lcp {choice.lcp}[/]"
     )
 
 
 def stability_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
-    row = trace.row or {}
-    labels = row.get("run_labels") or []
+    row = StabilityRow.of(trace.row or {})
+    labels = row.run_labels or []
     chips = []
     for value in labels:
         style = "$text-muted" if value is None else "$success" if value == gold else "$error"
@@ -196,13 +215,13 @@ def stability_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
     widgets: list[Widget] = [
         markup(f"runs  {' '.join(chips) if chips else '–'}"),
         markup(
-            f"mode {verdict(row.get('mode_label'), gold)}  {row.get('mode_count', '?')}/{row.get('n_runs', len(labels))}"
-            f"   consistency {row.get('consistency', '–')}   entropy {_round(row.get('entropy'))}"
-            f"   flip rate {_round(row.get('flip_rate'))}   T {row.get('temperature', '?')}"
+            f"mode {verdict(row.mode_label, gold)}  {_or(row.mode_count, '?')}/{_or(row.n_runs, len(labels))}"
+            f"   consistency {_or(row.consistency, '–')}   entropy {decimal(row.entropy)}"
+            f"   flip rate {decimal(row.flip_rate)}   T {_or(row.temperature, '?')}"
         ),
     ]
-    texts = row.get("run_target_texts") or []
-    judged = row.get("run_judge_raw_outputs") or []
+    texts = row.run_target_texts or []
+    judged = row.run_judge_raw_outputs or []
 
     def runs() -> list[Widget]:
         shown: list[Widget] = []
@@ -214,13 +233,9 @@ def stability_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
 
     if texts:
         widgets.append(LazyCollapsible(runs, title=f"answers and verdicts of the {len(texts)} runs"))
-    if row.get("run_aux") and not texts:
-        widgets.append(LazyCollapsible(lambda: [plain(pretty_json(row["run_aux"]))], title="per-run details"))
+    if row.run_aux and not texts:
+        widgets.append(LazyCollapsible(lambda: [plain(pretty_json(row.run_aux))], title="per-run details"))
     return widgets
-
-
-def _round(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, (int, float)) else "–"
 
 
 def describe_request(call: dict[str, Any]) -> str:
@@ -263,15 +278,16 @@ def describe_response(call: dict[str, Any]) -> str:
 
 
 def call_title(index: int, call: dict[str, Any]) -> str:
-    status = call.get("status")
-    latency = call.get("latency_ms")
-    retry = f" · retry: {call['retry_cause']}" if call.get("retry_cause") else ""
-    stage = call.get("pipeline") or ""
+    record = CallRecord.of(call)
+    status, latency = record.status, record.latency_ms
+    retry = f" · retry: {record.retry_cause}" if record.retry_cause else ""
+    stage = record.pipeline or ""
+    endpoint, attempt = _or(record.endpoint, "?"), _or(record.attempt, "?")
     return (
-        f"#{index + 1} {call.get('endpoint', '?')} {status if status is not None else 'no answer'} · "
-        f"{latency:.0f} ms · attempt {call.get('attempt', '?')} · {stage} · {call.get('model', '')}{retry}"
+        f"#{index + 1} {endpoint} {status if status is not None else 'no answer'} · "
+        f"{latency:.0f} ms · attempt {attempt} · {stage} · {_or(record.model, '')}{retry}"
         if isinstance(latency, (int, float))
-        else f"#{index + 1} {call.get('endpoint', '?')} {status} · attempt {call.get('attempt', '?')}{retry}"
+        else f"#{index + 1} {endpoint} {status} · attempt {attempt}{retry}"
     )
 
 
@@ -279,17 +295,18 @@ def call_widget(index: int, call: dict[str, Any]) -> Collapsible:
     return LazyCollapsible(
         lambda: call_body(call),
         title=call_title(index, call),
-        classes="call" + (" -failed" if (call.get("status") or 0) != 200 else ""),
+        classes="call" + (" -failed" if (CallRecord.of(call).status or 0) != 200 else ""),
     )
 
 
 def call_body(call: dict[str, Any]) -> list[Widget]:
-    settings = call.get("settings") or {}
-    usage = call.get("usage") or {}
+    record = CallRecord.of(call)
+    settings = record.settings or {}
+    usage = Usage.of(record.usage) if isinstance(record.usage, dict) else Usage()
     meta = (
-        f"[dim]{escape(str(call.get('ts_utc', '')))} · {escape(str(call.get('provider', '')))} "
-        f"{escape(str(call.get('base_url', '')))} · settings {escape(json.dumps(settings, default=str))}"
-        + (f" · tokens {usage.get('prompt_tokens', '?')} in / {usage.get('completion_tokens', '?')} out" if usage else "")
+        f"[dim]{escape(str(_or(record.ts_utc, '')))} · {escape(str(_or(record.provider, '')))} "
+        f"{escape(str(_or(record.base_url, '')))} · settings {escape(json.dumps(settings, default=str))}"
+        + (f" · tokens {_or(usage.prompt_tokens, '?')} in / {_or(usage.completion_tokens, '?')} out" if usage else "")
         + "[/]"
     )
     return [
@@ -298,8 +315,8 @@ def call_body(call: dict[str, Any]) -> list[Widget]:
         plain(describe_request(call)),
         markup("[b]received[/b]"),
         plain(describe_response(call)),
-        LazyCollapsible(lambda: [plain(pretty_json(call.get("request")))], title="request JSON"),
-        LazyCollapsible(lambda: [plain(pretty_json(call.get("response")))], title="response JSON"),
+        LazyCollapsible(lambda: [plain(pretty_json(record.request))], title="request JSON"),
+        LazyCollapsible(lambda: [plain(pretty_json(record.response))], title="response JSON"),
     ]
 
 
@@ -315,7 +332,7 @@ def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
     body.append(LazyCollapsible(lambda: [plain(pretty_json(trace.row))], title="checkpoint row"))
     if trace.calls:
         calls = trace.calls
-        retried = sum(1 for c in calls if c.get("retry_cause"))
+        retried = sum(1 for c in calls if CallRecord.of(c).retry_cause)
         note = f", {retried} retried" if retried else ""
         # Many calls (stability sweeps, retries) stay folded: mounting them all is slow.
         body.append(
@@ -390,14 +407,14 @@ def event_widgets(detail: TraceDetail) -> list[Widget]:
     if not detail.events:
         return [markup("[dim]no audit events for this example[/]")]
     lines = []
-    for event in detail.events:
-        severity = str(event.get("severity") or "")
+    for event in map(AuditEvent.of, detail.events):
+        severity = str(event.severity or "")
         colour = {"error": "$error", "warning": "$warning"}.get(severity, "$text-muted")
-        details = json.dumps(event.get("details") or {}, ensure_ascii=False, default=str)
+        details = json.dumps(event.details or {}, ensure_ascii=False, default=str)
         lines.append(
-            f"[{colour}]{escape(severity):<7}[/] [b]{escape(str(event.get('fallback_type')))}[/b] "
-            f"[dim]{escape(str(event.get('exp_name') or ''))} · {escape(str(event.get('stage') or ''))} · "
-            f"{escape(str(event.get('ts_utc') or ''))}[/]\n    {escape(details[:600])}"
+            f"[{colour}]{escape(severity):<7}[/] [b]{escape(str(event.fallback_type))}[/b] "
+            f"[dim]{escape(str(event.exp_name or ''))} · {escape(str(event.stage or ''))} · "
+            f"{escape(str(event.ts_utc or ''))}[/]\n    {escape(details[:600])}"
         )
     return [markup("\n".join(lines))]
 

@@ -14,7 +14,8 @@ from textual.content import Content
 from textual.widgets import Label, Select, Static
 
 from w2c_tui.analysis.agreement import PairAgreement, SessionAgreement
-from w2c_tui.tui.formatting import label, number, short_exp
+from w2c_tui.report.numbers import number
+from w2c_tui.tui.formatting import label, short_exp
 from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.widgets.metric_table import render_rows
 from w2c_tui.tui.widgets.row_list import Column, RowList

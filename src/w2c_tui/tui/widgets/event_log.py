@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, Log, Select
 
+from w2c_tui.session.row_models import AuditEvent
 from w2c_tui.tui.formatting import short_uuid
 
 SEVERITY_FILTERS = (("all severities", "all"), ("warning and error", "warning"), ("errors only", "error"))
@@ -22,19 +23,24 @@ _SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 _KEEP = 5000
 
 
-def event_line(event: dict[str, Any]) -> str:
-    ts = str(event.get("ts_utc") or "")
+def _event(event: AuditEvent | dict[str, Any]) -> AuditEvent:
+    return event if isinstance(event, AuditEvent) else AuditEvent.of(event)
+
+
+def event_line(event: AuditEvent | dict[str, Any]) -> str:
+    event = _event(event)
+    ts = str(event.ts_utc or "")
     clock = ts[11:19] if len(ts) >= 19 else ts
-    uuid = short_uuid(str(event.get("uuid") or "–"), 10)
-    details = event.get("details") or {}
+    uuid = short_uuid(str(event.uuid or "–"), 10)
+    details = event.details or {}
     preview = json.dumps(details, ensure_ascii=False, default=str)[:160] if details else ""
     return (
-        f"{clock:<8} {str(event.get('severity') or ''):<7} {str(event.get('fallback_type') or '?')}  "
-        f"{uuid}  {event.get('exp_name') or event.get('pipeline') or ''}  {preview}"
+        f"{clock:<8} {str(event.severity or ''):<7} {str(event.fallback_type or '?')}  "
+        f"{uuid}  {event.exp_name or event.pipeline or ''}  {preview}"
     )
 
 
-def event_lines(event: dict[str, Any], width: int) -> list[str]:
+def event_lines(event: AuditEvent | dict[str, Any], width: int) -> list[str]:
     """`event_line` fitted to `width` columns: the Log does not wrap, so a long line is cut
     into continuation lines (indented) and an event's name is never cut off. Only the
     details preview is shortened, to two lines."""
@@ -64,7 +70,7 @@ class EventLog(Vertical):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._events: deque[dict[str, Any]] = deque(maxlen=_KEEP)
+        self._events: deque[AuditEvent] = deque(maxlen=_KEEP)
         self._types: set[str] = set()
         self.type_filter = "all"
         self.severity_filter = "all"
@@ -78,16 +84,16 @@ class EventLog(Vertical):
             yield Label("0 events", id="event-count")
         yield Log(max_lines=2000, auto_scroll=True, id="event-lines")
 
-    def _matches(self, event: dict[str, Any]) -> bool:
-        if self.type_filter != "all" and event.get("fallback_type") != self.type_filter:
+    def _matches(self, event: AuditEvent) -> bool:
+        if self.type_filter != "all" and event.fallback_type != self.type_filter:
             return False
         if self.severity_filter != "all":
-            rank = _SEVERITY_RANK.get(str(event.get("severity")), 1)
+            rank = _SEVERITY_RANK.get(str(event.severity), 1)
             return rank >= _SEVERITY_RANK[self.severity_filter]
         return True
 
-    def add_events(self, events: Iterable[dict[str, Any]], total: int | None = None) -> None:
-        events = list(events)
+    def add_events(self, events: Iterable[AuditEvent | dict[str, Any]], total: int | None = None) -> None:
+        events = [_event(e) for e in events]
         if total is not None:
             self.total_seen = total
         else:
@@ -95,7 +101,7 @@ class EventLog(Vertical):
         if not events:
             return
         self._events.extend(events)
-        new_types = {str(e.get("fallback_type")) for e in events} - self._types
+        new_types = {str(e.fallback_type) for e in events} - self._types
         if new_types:
             self._types |= new_types
             self._refresh_type_options()

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Checkbox, Input, Label, Select
 
 from w2c_tui.labels import LABELS
-from w2c_tui.store.session_rows import ExampleRow, SessionRows
+from w2c_tui.session.rows import ExampleRow, SessionRows
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.widgets.lazy_rows import LazyRows

@@ -12,19 +12,20 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from w2c_tui.session.live import Snapshot, snapshot_of
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL
 from w2c_tui.tui.launches import MonitoredSession, session_word
 
 ICON = {COMPLETE: ("●", "green"), PARTIAL: ("◐", "yellow"), CANCELLED: ("◌", "yellow"), FAILED: ("✗", "red")}
 
 
-def launch_line(session: MonitoredSession, snap: dict[str, Any], width: int = 0) -> Text:
+def launch_line(session: MonitoredSession, snap: Snapshot | dict[str, Any], width: int = 0) -> Text:
     """`● 1   212/600  running   model · run / fingerprint`, cut to `width` with an ellipsis."""
+    snap = snapshot_of(snap)
     status = session_word(snap, session.record)  # the word the panel's title shows
     icon, colour = ICON.get(status, ("▶", "cyan"))
-    pipelines = (snap.get("pipelines") or {}).values()
-    done = sum(int(p.get("done") or 0) for p in pipelines)
-    total = sum(int(p.get("total") or 0) for p in pipelines)
+    done = sum(p.done for p in snap.pipelines.values())
+    total = sum(p.total for p in snap.pipelines.values())
     number = f"{session.record.number:<2}" if session.record is not None else ""
     where, _, model = session.title.rpartition(" · ")  # "run / fingerprint · model": the model first
     line = Text(no_wrap=True, overflow="ellipsis")

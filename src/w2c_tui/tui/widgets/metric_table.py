@@ -7,8 +7,9 @@ from typing import Any
 from textual.markup import escape
 
 from w2c_tui.labels import LABELS
-from w2c_tui.metrics.compute import coverage
-from w2c_tui.tui.formatting import NONE, STATUS_COLOUR, label, ratio, short_exp
+from w2c_tui.session.models import AuditSummary, ClassScores, ComparedMetric, Metrics, Rate, as_metrics
+from w2c_tui.report.numbers import NONE, ratio
+from w2c_tui.tui.formatting import STATUS_COLOUR, label, short_exp
 
 # What the summary table's F1 columns are, in the metrics.json names of docs/metrics.md §4.
 SUMMARY_LEGEND = (
@@ -18,39 +19,36 @@ SUMMARY_LEGEND = (
 NARROW_LEGEND = "[dim]F1 = macro_f1 · F1₄ = macro_f1_4 (all four labels); F1-dir in the session view[/]"
 
 
-def obtained_text(metrics: dict[str, Any] | None) -> str:
+def obtained_text(metrics: Metrics | dict[str, Any] | None) -> str:
     """`154/300`: answers obtained of those planned (the headline is over the obtained ones)."""
-    obtained, planned = coverage(metrics)
+    obtained, planned = as_metrics(metrics).coverage
     return NONE if planned is None else f"{obtained}/{planned}"
 
 
-def _ci(metrics: dict[str, Any], key: str) -> str:
-    ci = metrics.get(f"{key}_ci95") or {}
-    if ci.get("low") is None or ci.get("high") is None:
+def _ci(metrics: Metrics, key: str) -> str:
+    ci = metrics.interval(key)
+    if ci is None or ci.low is None or ci.high is None:
         return ""
-    return f" ({ratio(ci['low'])}–{ratio(ci['high'])})"
+    return f" ({ratio(ci.low)}–{ratio(ci.high)})"
 
 
-def summary_rows(pipelines: list[tuple[str, str, dict[str, Any] | None]], *, short: bool = False) -> list[list[str]]:
-    """Header plus one row per pipeline: status, obtained/planned, acc (CI), F1, F1₄, F1 without direct.
+def summary_rows(pipelines: list[tuple[str, str, Metrics | dict[str, Any] | None]], *, short: bool = False) -> list[list[str]]:
+    """Header plus one row per pipeline: status, obtained/planned, then the headline metrics
+    (`Metrics`' group "headline": acc (CI), F1, F1₄, F1 without direct).
 
     With no answer obtained every metric shows `–`: nothing was measured. `short` (narrow
     panels) abbreviates names and leaves the interval to the session view.
     """
-    rows = [["pipeline", "status", "n" if short else "obtained", "acc" if short else "acc (95% CI)", "F1", "F1₄", "F1-dir"]]
+    headline = Metrics.group("headline")
+    # The first column carries its interval (when not `short`); the others' are in `show` and exports.
+    titles = [field.label + (" (95% CI)" if i == 0 and not short else "") for i, field in enumerate(headline)]
+    rows = [["pipeline", "status", "n" if short else "obtained", *titles]]
     for exp_name, status, metrics in pipelines:
-        m = metrics or {}
-        rows.append(
-            [
-                short_exp(exp_name) if short else exp_name,
-                status,
-                obtained_text(m),
-                ratio(m.get("accuracy")) + ("" if short else _ci(m, "accuracy")),
-                ratio(m.get("macro_f1")),
-                ratio(m.get("macro_f1_4")),
-                ratio(m.get("macro_f1_no_direct")),
-            ]
-        )
+        m = as_metrics(metrics)
+        cells = [ratio(getattr(m, field.key)) for field in headline]
+        if not short:
+            cells[0] += _ci(m, headline[0].key)
+        rows.append([short_exp(exp_name) if short else exp_name, status, obtained_text(m), *cells])
     return rows
 
 
@@ -72,89 +70,71 @@ def render_rows(rows: list[list[str]], *, status_column: int | None = 1) -> str:
     return "\n".join(lines)
 
 
-def per_class_markup(metrics: dict[str, Any]) -> str:
-    per_class = metrics.get("per_class") or {}
-    rows = [["label", "prec", "recall", "F1", "gold", "pred"]]
+def per_class_markup(metrics: Metrics | dict[str, Any]) -> str:
+    m = as_metrics(metrics)
+    columns = ClassScores.group("per_class")
+    rows = [["label", *(field.label for field in columns)]]
     for name in LABELS:
-        c = per_class.get(name) or {}
-        rows.append(
-            [
-                label(name),
-                ratio(c.get("precision")),
-                ratio(c.get("recall")),
-                ratio(c.get("f1")),
-                str(c.get("support", NONE)),
-                str(c.get("predicted", NONE)),
-            ]
-        )
+        scores = m.class_scores(name)
+        cells = []
+        for field in columns:
+            value = getattr(scores, field.key)
+            cells.append((str(value) if scores.has(field.key) else NONE) if field.count else ratio(value))
+        rows.append([label(name), *cells])
     return render_rows(rows, status_column=None)
 
 
-def hallucination_markup(metrics: dict[str, Any]) -> str:
+def hallucination_markup(metrics: Metrics | dict[str, Any]) -> str:
+    m = as_metrics(metrics)
     parts = []
-    for key, title in (("tool_hallucination_rate", "tool"), ("answer_hallucination_rate", "answer"), ("parameter_hallucination_rate", "param")):
-        value = metrics.get(key, metrics.get("param_hallucination_rate") if key.startswith("parameter") else None)
-        if isinstance(value, dict):
-            parts.append(f"{title} [b]{ratio(value.get('rate'))}[/b] [dim]({value.get('numerator', '?')}/{value.get('denominator', '?')})[/]")
+    for field, value in m.values("hallucination"):
+        title = field.label
+        if isinstance(value, Rate):
+            numerator = value.numerator if value.has("numerator") else "?"
+            denominator = value.denominator if value.has("denominator") else "?"
+            parts.append(f"{title} [b]{ratio(value.rate)}[/b] [dim]({numerator}/{denominator})[/]")
         elif isinstance(value, (int, float)):
             parts.append(f"{title} [b]{ratio(value)}[/b]")
     extra = []
-    obtained, planned = coverage(metrics)
+    obtained, planned = m.coverage
     if planned is not None and obtained != planned:
         extra.append(f"[$warning]{obtained}/{planned} obtained: metrics are over the answers obtained[/]")
-        legacy = metrics.get("missing_as_cannot_answer") or {}
-        if legacy:
+        legacy = m.missing_as_cannot_answer
+        if legacy is not None and legacy.document:
             extra.append(
-                f"[dim]missing as cannot_answer (earlier convention): acc {ratio(legacy.get('accuracy'))} "
-                f"F1 {ratio(legacy.get('macro_f1'))} n {legacy.get('n_total', NONE)}[/]"
+                f"[dim]missing as cannot_answer (earlier convention): acc {ratio(legacy.accuracy)} "
+                f"F1 {ratio(legacy.macro_f1)} n {legacy.n_total if legacy.has('n_total') else NONE}[/]"
             )
-    if metrics.get("n_invalid_labels"):
-        extra.append(f"[$warning]{metrics['n_invalid_labels']} invalid labels coerced[/]")
+    if m.n_invalid_labels:
+        extra.append(f"[$warning]{m.n_invalid_labels} invalid labels coerced[/]")
     line = "Hallucination  " + ("   ".join(parts) if parts else NONE)
     return line + ("\n" + "   ".join(extra) if extra else "")
 
 
-STABILITY_KEYS = (
-    ("k", "k"),
-    ("stability_at_k", "stable@k"),
-    ("mean_consistency_at_k", "consistency"),
-    ("stable_correct_rate", "stable ✓"),
-    ("stable_wrong_rate", "stable ✗"),
-    ("mode_correct_rate", "mode ✓"),
-    ("mean_accuracy_across_runs", "mean acc"),
-    ("mean_entropy", "entropy"),
-    ("mean_normalized_entropy", "norm. entropy"),
-    ("mean_flip_rate", "flip rate"),
-)
-
-
-def stability_markup(metrics: dict[str, Any]) -> str:
-    if "stability_at_k" not in metrics and "k" not in metrics:
+def stability_markup(metrics: Metrics | dict[str, Any]) -> str:
+    m = as_metrics(metrics)
+    if not m.is_sweep:
         return ""
     parts = []
-    for key, title in STABILITY_KEYS:
-        value = metrics.get(key)
-        if value is None:
-            continue
-        shown = str(value) if key == "k" else ratio(value) if isinstance(value, (int, float)) else escape(str(value))
-        parts.append(f"{title} [b]{shown}[/b]")
+    for field, value in m.values("stability"):
+        shown = str(value) if field.count else ratio(value)
+        parts.append(f"{field.label} [b]{shown}[/b]")
     return "Stability  " + "   ".join(parts)
 
 
-def variants_markup(metrics: dict[str, Any]) -> str:
-    variants = metrics.get("variants") or {}
-    if not variants:
+def variants_markup(metrics: Metrics | dict[str, Any]) -> str:
+    m = as_metrics(metrics)
+    if not m.variants:
         return ""
-    primary = metrics.get("primary_variant")
     parts = []
-    for name, m in variants.items():
-        star = "*" if name == primary else ""
-        parts.append(f"{escape(name)}{star} acc [b]{ratio((m or {}).get('accuracy'))}[/b] F1 {ratio((m or {}).get('macro_f1'))}")
+    for name, variant in m.variants.items():
+        star = "*" if name == m.primary_variant else ""
+        parts.append(f"{escape(name)}{star} acc [b]{ratio(variant.accuracy)}[/b] F1 {ratio(variant.macro_f1)}")
     extra = []
-    if metrics.get("n_string_fallback"):
-        extra.append(f"{metrics['n_string_fallback']} string fallbacks")
-    if metrics.get("n_lcp_split"):
-        extra.append(f"{metrics['n_lcp_split']} LCP splits")
+    if m.n_string_fallback:
+        extra.append(f"{m.n_string_fallback} string fallbacks")
+    if m.n_lcp_split:
+        extra.append(f"{m.n_lcp_split} LCP splits")
     tail = f"   [dim]{', '.join(extra)}[/]" if extra else ""
     return "Scoring variants  " + "   ".join(parts) + tail
 
@@ -162,22 +142,21 @@ def variants_markup(metrics: dict[str, Any]) -> str:
 def audit_markup(summary: dict[str, Any] | None) -> str:
     if not summary:
         return "Audit  [dim]no audit summary[/]"
-    by_type = summary.get("by_fallback_type") or {}
-    top = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(by_type.items(), key=lambda kv: -kv[1])[:4])
-    forced = summary.get("forced_fallback_events", 0)
+    audit = AuditSummary.of(summary)
+    top = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(audit.by_fallback_type.items(), key=lambda kv: -kv[1])[:4])
+    forced = audit.forced_fallback_events
     forced_text = f"  [$warning]{forced} forced[/]" if forced else ""
-    resolved = summary.get("resolved_by_resume") or {}
     resolved_text = ""
-    if resolved:
-        listed = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(resolved.items(), key=lambda kv: -kv[1]))
+    if audit.resolved_by_resume:
+        listed = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(audit.resolved_by_resume.items(), key=lambda kv: -kv[1]))
         resolved_text = f"\n  [$success]resolved by resume:[/] [dim]{listed}[/]"
     return (
-        f"Audit  [b]{summary.get('total_events', 0)}[/b] outstanding events, {summary.get('n_uuids_affected', 0)} UUIDs"
+        f"Audit  [b]{audit.total_events}[/b] outstanding events, {audit.n_uuids_affected} UUIDs"
         f"{forced_text}" + (f"\n  [dim]{top}[/]" if top else "") + resolved_text
     )
 
 
-def comparison_markup(rows: list[dict[str, Any]], stored: dict[str, Any] | None) -> str:
+def comparison_markup(rows: list[ComparedMetric], stored: dict[str, Any] | None) -> str:
     """The earlier suite's stored metrics beside ours recomputed from its checkpoints."""
     if stored is None:
         return "Earlier suite  [dim]no stored metrics (outputs/<exp>/metrics_<exp>.json)[/]"
@@ -185,9 +164,9 @@ def comparison_markup(rows: list[dict[str, Any]], stored: dict[str, Any] | None)
         return "Earlier suite  [dim]no stored metric we can compare[/]"
     table = [["metric", "stored", "ours", ""]]
     for row in rows:
-        flag = "by design" if row["by_design"] else "DIFFERS" if row["differs"] else ""
-        table.append([row["key"], _number(row["stored"]), _number(row["ours"]), flag])
-    notes = sorted({row["note"] for row in rows if row["note"]})
+        flag = "by design" if row.by_design else "DIFFERS" if row.differs else ""
+        table.append([row.key, _number(row.stored), _number(row.ours), flag])
+    notes = sorted({row.note for row in rows if row.note})
     tail = "".join(f"\n  [dim]{escape(n)}[/]" for n in notes)
     return "Earlier suite: stored vs ours recomputed\n" + render_rows(table, status_column=None) + tail
 
@@ -196,6 +175,6 @@ def _number(value: Any) -> str:
     return str(value) if isinstance(value, int) else ratio(value, 3)
 
 
-def class_f1(metrics: dict[str, Any] | None) -> list[float]:
-    per_class = (metrics or {}).get("per_class") or {}
-    return [float((per_class.get(name) or {}).get("f1") or 0.0) for name in LABELS]
+def class_f1(metrics: Metrics | dict[str, Any] | None) -> list[float]:
+    m = as_metrics(metrics)
+    return [float(m.class_scores(name).f1 or 0.0) for name in LABELS]

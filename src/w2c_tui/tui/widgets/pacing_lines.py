@@ -6,18 +6,18 @@ from typing import Any
 
 from textual.markup import escape
 
+from w2c_tui.session.live import Snapshot, snapshot_of
 
-def describe_pacing(snap: dict[str, Any]) -> list[str]:
+
+def describe_pacing(snap: Snapshot | dict[str, Any]) -> list[str]:
     """Two markup lines per provider the session used (none before its first request);
     short enough for the Monitor's narrow Requests panel."""
     lines = []
-    for provider, p in sorted((snap.get("pacing") or {}).items()):
-        span = f"({p.get('min_limit')}–{p.get('max_limit')})" if p.get("adaptive") else "(fixed)"  # the range it moved in
-        overloads = p.get("overloads") or 0
-        refused = f"[$warning]429s {overloads:,}[/]" if overloads else "429s 0"
-        requests = p.get("requests") or 0
-        waited = (p.get("slot_wait_seconds") or 0.0) + (p.get("budget_wait_seconds") or 0.0)
-        wait = f"wait {waited / requests:.2f} s/req" if requests else "wait –"
-        lines.append(f"{escape(provider)} limit [b]{p.get('limit')}[/b]/{p.get('ceiling')} {span} {refused}")
-        lines.append(f"  queued {p.get('waiting', 0)} · {wait}")
+    for provider, p in sorted(snapshot_of(snap).pacing.items()):
+        span = f"({p.min_limit}–{p.max_limit})" if p.adaptive else "(fixed)"  # the range it moved in
+        refused = f"[$warning]429s {p.overloads:,}[/]" if p.overloads else "429s 0"
+        waited = p.slot_wait_seconds + p.budget_wait_seconds
+        wait = f"wait {waited / p.requests:.2f} s/req" if p.requests else "wait –"
+        lines.append(f"{escape(provider)} limit [b]{p.limit}[/b]/{p.ceiling} {span} {refused}")
+        lines.append(f"  queued {p.waiting} · {wait}")
     return lines

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from textual.content import Content
 from textual.markup import escape
 from textual.widget import Widget
 
+from w2c_tui.report.numbers import clock, ratio
+from w2c_tui.session.live import PipelineProgress
 from w2c_tui.status import COMPLETE, FAILED
-from w2c_tui.tui.formatting import STATUS_COLOUR, bar, duration, ratio, short_exp
+from w2c_tui.tui.formatting import STATUS_COLOUR, bar, short_exp
 
 
 
@@ -20,10 +21,10 @@ class ProgressTable(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._pipelines: dict[str, dict[str, Any]] = {}
+        self._pipelines: dict[str, PipelineProgress] = {}
         self.idle_text = ""  # shown instead of "preparing" once the launch has ended without pipelines
 
-    def update_pipelines(self, pipelines: dict[str, dict[str, Any]]) -> None:
+    def update_pipelines(self, pipelines: dict[str, PipelineProgress]) -> None:
         changed = len(pipelines) != len(self._pipelines)
         self._pipelines = pipelines
         if changed:
@@ -55,23 +56,23 @@ class ProgressTable(Widget):
             lines = [self._line(p, names[n], name_width, bar_width, with_rate=False) for n, p in self._pipelines.items()]
         return Content.from_markup("\n".join(lines))
 
-    def _line(self, p: dict[str, Any], name: str, name_width: int, bar_width: int, with_rate: bool = True) -> str:
-        done, total, failed = p.get("done", 0), p.get("total", 0), p.get("failed", 0)
-        status = str(p.get("status", ""))
+    def _line(self, p: PipelineProgress, name: str, name_width: int, bar_width: int, with_rate: bool = True) -> str:
+        done, total, failed = p.done, p.total, p.failed
+        status = str(p.status)
         filled, empty = bar(done, total, bar_width)
         colour = "$success" if status == COMPLETE else "$error" if status == FAILED else "$accent"
         counts = f"{done:>5}/{total:<5}"
         counts += f" [$error]{('✗' + str(failed))[:4]:<4}[/]" if failed else "     "
         if status == "running":
-            rate = f"{p.get('rate') or 0:4.1f} ex/s"
-            when = f"ETA {duration(p.get('eta_seconds'))}" if p.get("eta_seconds") is not None else ""
+            rate = f"{p.rate or 0:4.1f} ex/s"
+            when = f"ETA {clock(p.eta_seconds)}" if p.eta_seconds is not None else ""
         else:
             rate = ""
             when = f"[{STATUS_COLOUR.get(status, '$text')}]{escape(status)}[/]"
         rate_column = f" {rate:>10}" if with_rate else ""
         return (
             f"{escape(name[:name_width]):<{name_width}} [{colour}]{filled}[/][$text-muted]{empty}[/] "
-            f"{counts}{rate_column} {_pad(when, 10)} acc {ratio(p.get('accuracy')):>4}  F1 {ratio(p.get('macro_f1')):>4}"
+            f"{counts}{rate_column} {_pad(when, 10)} acc {ratio(p.accuracy):>4}  F1 {ratio(p.macro_f1):>4}"
         )
 
 

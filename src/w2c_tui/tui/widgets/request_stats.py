@@ -8,45 +8,42 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
 
+from w2c_tui.report.numbers import clock, count, number
+from w2c_tui.session.live import Snapshot, snapshot_of
 from w2c_tui.status import COMPLETE, RUNNING
-from w2c_tui.tui.formatting import STATUS_COLOUR, count, duration, number
+from w2c_tui.tui.formatting import STATUS_COLOUR
 from w2c_tui.tui.widgets.pacing_lines import describe_pacing
 
 
-def describe_requests(snap: dict[str, Any]) -> str:
+def describe_requests(snap: Snapshot | dict[str, Any]) -> str:
     """The block as Textual markup (a function, so tests can read it without a screen)."""
-    limit = snap.get("max_concurrency") or "?"
+    s = snapshot_of(snap)
     lines = [
-        f"in flight [b]{snap.get('in_flight', 0)}[/b]/{limit}   [b]{snap.get('requests_per_second', 0.0):.1f}[/b] req/s",
-        f"latency p50 {_seconds(snap.get('latency_p50'))}  p95 {_seconds(snap.get('latency_p95'))}",
-        *describe_pacing(snap),
+        f"in flight [b]{s.in_flight}[/b]/{s.max_concurrency or '?'}   [b]{s.requests_per_second:.1f}[/b] req/s",
+        f"latency p50 {_seconds(s.latency_p50)}  p95 {_seconds(s.latency_p95)}",
+        *describe_pacing(s),
     ]
-    errors = snap.get("errors", 0)
-    error_text = f"[$error]errors {errors}[/]" if errors else "errors 0"
-    cancelled = snap.get("cancelled_requests") or 0
-    cancelled_text = f"   [$warning]cancelled {cancelled:,}[/]" if cancelled else ""
-    lines.append(f"requests {snap.get('requests', 0):,}   {error_text}{cancelled_text}")
-    retries = snap.get("retries") or {}
-    total = snap.get("retries_total", sum(retries.values()))
-    if total:
-        causes = ", ".join(f"{escape(str(c))} ×{n}" for c, n in sorted(retries.items(), key=lambda kv: -kv[1]))
-        lines.append(f"[$warning]retries {total}[/] ({causes})")
+    error_text = f"[$error]errors {s.errors}[/]" if s.errors else "errors 0"
+    cancelled_text = f"   [$warning]cancelled {s.cancelled_requests:,}[/]" if s.cancelled_requests else ""
+    lines.append(f"requests {s.requests:,}   {error_text}{cancelled_text}")
+    if s.retry_count:
+        causes = ", ".join(f"{escape(str(c))} ×{n}" for c, n in sorted(s.retries.items(), key=lambda kv: -kv[1]))
+        lines.append(f"[$warning]retries {s.retry_count}[/] ({causes})")
     else:
         lines.append("retries 0")
-    for provider, wait in sorted((snap.get("waits") or {}).items()):
+    for provider, wait in sorted(s.waits.items()):
         lines.append(
-            f"[$warning]⏸ waiting {max(0, wait.get('seconds_left', 0)):.0f} s: "
-            f"{escape(str(wait.get('cause')))} from {escape(provider)}[/]"
+            f"[$warning]⏸ waiting {max(0, wait.seconds_left):.0f} s: "
+            f"{escape(str(wait.cause))} from {escape(provider)}[/]"
         )
-    empty, bad = snap.get("empty_answers") or 0, snap.get("bad_answers") or {}
-    if empty:
-        lines.append(f"[$warning]empty answers {empty:,}[/] (no text, no tool call)")
-    for kind, n in sorted(bad.items()):
-        said = (snap.get("bad_answer_messages") or {}).get(kind, "")
+    if s.empty_answers:
+        lines.append(f"[$warning]empty answers {s.empty_answers:,}[/] (no text, no tool call)")
+    for kind, n in sorted(s.bad_answers.items()):
+        said = s.bad_answer_messages.get(kind, "")
         lines.append(f"[$error]unreadable ({escape(str(kind))}) ×{n}[/]: {escape(str(said)[:120])}")
-    lines.append(f"tokens in {count(snap.get('tokens_in'))}  out {count(snap.get('tokens_out'))}")
-    word = str(snap.get("status") or (COMPLETE if snap.get("finished") else RUNNING))
-    lines.append(f"[{STATUS_COLOUR.get(word, '$text')}]{escape(word)}[/] · elapsed {duration(snap.get('elapsed'))}")
+    lines.append(f"tokens in {count(s.tokens_in)}  out {count(s.tokens_out)}")
+    word = str(s.status or (COMPLETE if s.finished else RUNNING))
+    lines.append(f"[{STATUS_COLOUR.get(word, '$text')}]{escape(word)}[/] · elapsed {clock(s.elapsed)}")
     return "\n".join(lines)
 
 
@@ -59,5 +56,5 @@ class RequestStats(Static):
     RequestStats { height: auto; padding: 0 1; }
     """
 
-    def update_snapshot(self, snap: dict[str, Any]) -> None:
+    def update_snapshot(self, snap: Snapshot | dict[str, Any]) -> None:
         self.update(Content.from_markup(describe_requests(snap)))

@@ -7,7 +7,6 @@ example); the chart takes one sample per second.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -15,6 +14,7 @@ from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Static
 
+from w2c_tui.session.live import Snapshot
 from w2c_tui.status import CANCELLED, RUNNING
 from w2c_tui.tui.formatting import STATUS_COLOUR
 from w2c_tui.tui.launches import MonitoredSession, session_word
@@ -52,7 +52,7 @@ class SessionMonitor(Vertical):
         self.poll = poll
         self.confusion_pipeline: str | None = None
         self._picked_by_user = False
-        self.last_snapshot: dict[str, Any] = {}
+        self.last_snapshot = Snapshot()
         self._events_seen = 0
         self._last_chart = 0.0
         self._timer = None
@@ -89,10 +89,10 @@ class SessionMonitor(Vertical):
         record = self.session.record
         if record is not None:
             return record.ended
-        return bool(self.last_snapshot.get("finished"))
+        return self.last_snapshot.finished
 
     def cycle_confusion(self) -> None:
-        names = list((self.last_snapshot.get("pipelines") or {}).keys())
+        names = list(self.last_snapshot.pipelines)
         if not names:
             return
         current = names.index(self.confusion_pipeline) if self.confusion_pipeline in names else -1
@@ -101,15 +101,15 @@ class SessionMonitor(Vertical):
         self._show_confusion(self.last_snapshot)
 
     def refresh_snapshot(self) -> None:
-        snap = self.session.state.snapshot()
+        snap = Snapshot.of(self.session.state.snapshot())
         self.last_snapshot = snap
         self._show_title(snap)
         table = self.query_one(ProgressTable)
         record = self.session.record
-        table.idle_text = "nothing ran" if record is not None and record.ended and not snap.get("pipelines") else ""
-        table.update_pipelines(snap.get("pipelines") or {})
+        table.idle_text = "nothing ran" if record is not None and record.ended and not snap.pipelines else ""
+        table.update_pipelines(snap.pipelines)
         # The same word as the title (a launch error is `failed` here too).
-        self.query_one(RequestStats).update_snapshot({**snap, "status": session_word(snap, record)})
+        self.query_one(RequestStats).update_snapshot(snap.model_copy(update={"status": session_word(snap, record)}))
         self.query_one(UsageLine).update_snapshot(snap, launch_prices(record))
         self._show_confusion(snap)
         self._show_events(snap)
@@ -122,18 +122,18 @@ class SessionMonitor(Vertical):
             self._timer.stop()
             self._timer = None
 
-    def _show_title(self, snap: dict[str, Any]) -> None:
+    def _show_title(self, snap: Snapshot) -> None:
         record = self.session.record
         status = session_word(snap, record)
         colour = "$accent" if status == RUNNING else STATUS_COLOUR.get(status, "$warning")
-        simulated = "  [$warning]SIMULATED[/]" if snap.get("simulated") else ""
+        simulated = "  [$warning]SIMULATED[/]" if snap.simulated else ""
         if record is not None and record.status == "failed":
             hint = "  [$text-muted]fix Setup (1) and launch again[/]"
         elif self.finished:
             hint = "  [$text-muted]s: open session[/]"
-        elif snap.get("phase") == "tracking":
+        elif snap.phase == "tracking":
             hint = "  [$text-muted]logging to MLflow…[/]"
-        elif snap.get("phase") == "packing":
+        elif snap.phase == "packing":
             hint = "  [$text-muted]packing call traces…[/]"
         elif record is not None and record.status == CANCELLED:
             hint = "  [$text-muted]cancelling…[/]"
@@ -148,10 +148,10 @@ class SessionMonitor(Vertical):
             message.update(error)
         message.set_class(bool(error), "-shown")
 
-    def _show_confusion(self, snap: dict[str, Any]) -> None:
-        pipelines = snap.get("pipelines") or {}
+    def _show_confusion(self, snap: Snapshot) -> None:
+        pipelines = snap.pipelines
         def has_data(name: str | None) -> bool:
-            return name in pipelines and sum(map(sum, pipelines[name].get("confusion") or [])) > 0
+            return name in pipelines and sum(map(sum, pipelines[name].confusion)) > 0
 
         if self.confusion_pipeline not in pipelines or (not self._picked_by_user and not has_data(self.confusion_pipeline)):
             # Until the user picks one: the first pipeline with predictions, so the matrix fills early.
@@ -161,21 +161,20 @@ class SessionMonitor(Vertical):
         name = self.confusion_pipeline
         box.border_title = f"Confusion ({name}, so far)" if name else "Confusion"
         box.border_subtitle = "p: next pipeline" if len(pipelines) > 1 else ""
-        matrix = (pipelines.get(name) or {}).get("confusion") if name else None
+        matrix = pipelines[name].confusion if name in pipelines else None
         self.query_one(ConfusionMatrix).show(matrix)
 
-    def _show_events(self, snap: dict[str, Any]) -> None:
-        total = int(snap.get("event_count") or 0)
+    def _show_events(self, snap: Snapshot) -> None:
+        total = snap.event_count
         fresh = total - self._events_seen
         if fresh <= 0:
             return
-        recent = snap.get("recent_events") or []
+        recent = snap.recent_events
         self.query_one(EventLog).add_events(recent[-fresh:] if fresh < len(recent) else recent, total)
         self._events_seen = total
 
-    def _sample_chart(self, snap: dict[str, Any]) -> None:
-        pipelines = (snap.get("pipelines") or {}).values()
-        scored = [(p.get("accuracy"), p.get("done", 0)) for p in pipelines if p.get("accuracy") is not None]
+    def _sample_chart(self, snap: Snapshot) -> None:
+        scored = [(p.accuracy, p.done) for p in snap.pipelines.values() if p.accuracy is not None]
         weight = sum(n for _, n in scored)
         accuracy = sum(a * n for a, n in scored) / weight if weight else None
-        self.query_one(ThroughputChart).add_sample(snap.get("elapsed") or 0.0, snap.get("requests_per_second") or 0.0, accuracy)
+        self.query_one(ThroughputChart).add_sample(snap.elapsed or 0.0, snap.requests_per_second or 0.0, accuracy)

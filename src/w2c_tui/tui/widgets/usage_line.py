@@ -9,37 +9,38 @@ from textual.markup import escape
 from textual.widgets import Static
 
 from w2c_tui.store.usage import Price, Usage, UsageBook, cost_of
-from w2c_tui.store.usage_text import money
-from w2c_tui.tui.formatting import count
+from w2c_tui.report.numbers import count, money
+from w2c_tui.session.live import Snapshot, UsageSnapshot, snapshot_of
+from w2c_tui.session.models import Cost
 
 
-def describe_usage(usage: dict[str, Any] | None, prices: Mapping[str, Price] | None = None) -> str:
+def describe_usage(usage: UsageSnapshot | dict[str, Any] | None, prices: Mapping[str, Price] | None = None) -> str:
     """The line as Textual markup (a function, so tests read it without a screen).
 
-    `usage` is RunState's snapshot["usage"] (this launch's answered requests, store/usage.py).
+    `usage` is RunState's snapshot's `usage` (this launch's answered requests, store/usage.py).
     """
-    total = (usage or {}).get("total") or {}
-    if not total.get("requests"):
+    usage = usage if isinstance(usage, UsageSnapshot) else UsageSnapshot.of(usage) if usage else UsageSnapshot()
+    total = usage.total
+    if not total.requests:
         return "[dim]usage: no answer yet[/]"
     parts = [
-        f"usage [b]{count(total.get('prompt_tokens'))}[/b] prompt + [b]{count(total.get('completion_tokens'))}[/b] "
-        f"completion tokens · {total.get('requests', 0):,} requests"
+        f"usage [b]{count(total.prompt_tokens)}[/b] prompt + [b]{count(total.completion_tokens)}[/b] "
+        f"completion tokens · {total.requests:,} requests"
     ]
-    by_model = (usage or {}).get("by_model") or {}
-    unknown = total.get("requests_without_usage") or 0
-    if unknown:
-        parts.append(f"[$warning]{unknown:,} without usage[/]")
+    if total.requests_without_usage:
+        parts.append(f"[$warning]{total.requests_without_usage:,} without usage[/]")
     if prices:
-        book = UsageBook(by_model={m: Usage.from_dict(d) for m, d in by_model.items()})
-        cost = cost_of(book, prices)
-        if cost is not None:
-            at_least = cost["lower_bound"] or cost["unpriced_models"]
-            parts.append(f"cost {'≥ ' if at_least else ''}[b]{money(cost['total'])}[/b]")
+        book = UsageBook(by_model={m: Usage.from_dict(d.document) for m, d in usage.by_model.items()})
+        priced = cost_of(book, prices)
+        if priced is not None:
+            cost = Cost.of(priced)
+            at_least = cost.lower_bound or cost.unpriced_models
+            parts.append(f"cost {'≥ ' if at_least else ''}[b]{money(cost.total)}[/b]")
     line = " · ".join(parts)
-    if len(by_model) > 1:  # on a line of its own: the Monitor is 80 columns at the narrowest
+    if len(usage.by_model) > 1:  # on a line of its own: the Monitor is 80 columns at the narrowest
         line += "\n  " + "  ".join(
-            f"{escape(str(d.get('role', '?')))} {count(d.get('prompt_tokens'))}+{count(d.get('completion_tokens'))}"
-            for d in by_model.values()
+            f"{escape(str(d.role or '?'))} {count(d.prompt_tokens)}+{count(d.completion_tokens)}"
+            for d in usage.by_model.values()
         )
     return line
 
@@ -49,8 +50,8 @@ class UsageLine(Static):
     UsageLine { height: auto; padding: 0 1; }
     """
 
-    def update_snapshot(self, snap: dict[str, Any], prices: Mapping[str, Price] | None = None) -> None:
-        self.update(Content.from_markup(describe_usage(snap.get("usage"), prices)))
+    def update_snapshot(self, snap: Snapshot | dict[str, Any], prices: Mapping[str, Price] | None = None) -> None:
+        self.update(Content.from_markup(describe_usage(snapshot_of(snap).usage, prices)))
 
 
 def launch_prices(record: Any) -> dict[str, Price]:

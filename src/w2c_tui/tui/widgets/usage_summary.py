@@ -6,13 +6,15 @@ from typing import Any
 
 from textual.markup import escape
 
+from w2c_tui.session.models import SessionUsage
 from w2c_tui.store.usage import session_usage
-from w2c_tui.store.usage_text import comparison_rows, cost_text, estimate_text, usage_text
+from w2c_tui.report.usage_text import comparison_rows, cost_text, estimate_text, usage_text
 
 
 def usage_markup(metrics_by_exp: dict[str, Any], manifest: dict[str, Any] | None) -> str:
     """Markup for a session's pipelines (exp_name -> metrics.json) and manifest; '' for neither."""
     summary = session_usage(metrics_by_exp, manifest)
+    usage = SessionUsage.of(summary)
     rows = comparison_rows(summary)
     if rows:
         names = [name for name, _, _ in rows]
@@ -25,13 +27,13 @@ def usage_markup(metrics_by_exp: dict[str, Any], manifest: dict[str, Any] | None
             f"[dim]estimated[/]  {escape(estimated)}",
             f"actual     {escape(actual)}",
         ]
-        unknown = (summary.get("total") or {}).get("requests_without_usage")
+        unknown = usage.total.requests_without_usage if usage.total else None
         if unknown:
             lines.append(f"[$warning]{unknown:,} requests without usage: their tokens are unknown[/]")
         return "\n".join(lines)
-    if summary.get("total"):
-        cost = cost_text(summary.get("cost"))
-        return f"[b]usage[/b] {escape(usage_text(summary['total']))}" + (f" · {escape(cost)}" if cost else "")
-    if summary.get("estimate"):
-        return f"[b]estimate[/b] {escape(estimate_text(summary['estimate']))} [dim](no usage recorded yet)[/]"
+    if usage.total:
+        cost = cost_text(usage.cost)
+        return f"[b]usage[/b] {escape(usage_text(usage.total.document))}" + (f" · {escape(cost)}" if cost else "")
+    if usage.estimate:
+        return f"[b]estimate[/b] {escape(estimate_text(usage.estimate))} [dim](no usage recorded yet)[/]"
     return ""

@@ -9,11 +9,10 @@ session is listed with as damaged (operations guide §11a).
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from w2c_tui import jsoncodec
 from w2c_tui.labels import FALLBACK_LABEL, LABELS
+from w2c_tui.store.jsonl import json_type_name as _type_name
 
 _NUMBER = (int, float)
 _TEXT = (str,)
@@ -56,35 +55,8 @@ METRICS_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true/false"
-    return {int: "a number", float: "a number", str: "text", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
 def _expected(types: tuple[type, ...]) -> str:
     return " or ".join(dict.fromkeys(_type_name(t()) if t is not bool else "true/false" for t in types))
-
-
-def read_document(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """(the JSON object, None), (None, None) when absent, or (None, why it cannot be used)."""
-    path = Path(path)
-    name = path.name
-    if not path.exists() and not path.is_symlink():
-        return None, None
-    if not path.is_file():
-        return None, f"{name}: not a regular file"
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"{name}: unreadable ({exc.strerror or exc})"
-    try:
-        value = jsoncodec.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        return None, f"{name}: not JSON"
-    if not isinstance(value, dict):
-        return None, f"{name}: {_type_name(value)} where an object belongs"
-    return value, None
 
 
 def check_types(document: dict[str, Any], types: dict[str, tuple[type, ...]], name: str) -> tuple[dict[str, Any], list[str]]:

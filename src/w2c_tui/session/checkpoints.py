@@ -2,7 +2,7 @@
 
 Shared by `show`, the TUI and the reading of the earlier suite's sessions, whose files
 carry the same names (operations guide §11). What each kind writes is stated once, in
-the registry of kinds (`store/kinds.py`); this module only finds the files on disk.
+the registry of kinds (`session/kinds.py`); this module only finds the files on disk.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.jsonl import read_keyed
 from w2c_tui.store.layout import AUDIT_FILE
 

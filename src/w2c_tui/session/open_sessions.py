@@ -11,8 +11,8 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from w2c_tui.store.browse import SessionInfo, read_session
-from w2c_tui.store.session_data import SessionData
+from w2c_tui.session.reader import SessionInfo, read_session
+from w2c_tui.session.data import SessionData
 
 DEFAULT_SIZE = 4
 

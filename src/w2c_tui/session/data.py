@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from w2c_tui.store import kinds
-from w2c_tui.store.browse import SessionInfo
+from w2c_tui.session import kinds
+from w2c_tui.session.reader import SessionInfo
 from w2c_tui.store.jsonl import read_keyed
 
 if TYPE_CHECKING:  # the readers load with the first session opened, not with the app's first frame
     from w2c_tui.store.call_files import CallIndex
     from w2c_tui.store.line_index import LineIndex
-    from w2c_tui.store.session_rows import SessionRows
+    from w2c_tui.session.rows import SessionRows
 
 
 @dataclass
@@ -54,7 +54,7 @@ class SessionData:
 
     @classmethod
     def load(cls, root: Path | SessionInfo) -> "SessionData":
-        from w2c_tui.store.session_rows import load_session_rows
+        from w2c_tui.session.rows import load_session_rows
 
         return cls(load_session_rows(root))
 

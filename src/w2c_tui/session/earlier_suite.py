@@ -16,8 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from w2c_tui.store.checkpoints import predicted_label
-from w2c_tui.store.kinds import is_sweep, kind_of
+from w2c_tui.session.checkpoints import predicted_label
+from w2c_tui.session.kinds import is_sweep, kind_of
+from w2c_tui.session.models import ComparedMetric, Manifest
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
 
@@ -67,9 +68,9 @@ def read_stored(paths: SessionPaths, exp_name: str) -> dict[str, Any] | None:
     }
 
 
-def is_earlier_suite(paths: SessionPaths, manifest: dict[str, Any] | None) -> bool:
+def is_earlier_suite(paths: SessionPaths, manifest: Manifest | None) -> bool:
     """Written by the earlier suite: none of our metrics.json and no w2c-tui version in the manifest."""
-    if manifest is not None and manifest.get("w2c_tui_version"):
+    if manifest is not None and manifest.w2c_tui_version:
         return False
     exp_names = paths.exp_names()
     if any((paths.artifacts(e) / METRICS_FILE).exists() for e in exp_names):
@@ -78,7 +79,7 @@ def is_earlier_suite(paths: SessionPaths, manifest: dict[str, Any] | None) -> bo
 
 
 def recompute(
-    manifest: dict[str, Any] | None,
+    manifest: Manifest | None,
     paths: SessionPaths,
     exp_name: str,
     rows: dict[str, dict[str, Any]],
@@ -94,7 +95,7 @@ def recompute(
     examples), so an interrupted pipeline shows how many it lacks.
     """
     from w2c_tui.metrics import compute_metrics, stability_summary
-    from w2c_tui.store.dataset_lookup import load_dataset
+    from w2c_tui.session.dataset import load_dataset
 
     wanted = set(rows) | set(planned or ())
     if not wanted:
@@ -141,7 +142,7 @@ def _value(metrics: dict[str, Any], path: str) -> float | int | None:
     return value
 
 
-def compare(stored: dict[str, Any] | None, ours: dict[str, Any] | None) -> list[dict[str, Any]]:
+def compare(stored: dict[str, Any] | None, ours: dict[str, Any] | None) -> list[ComparedMetric]:
     """One row per metric both have: its value, ours, whether they differ and why if by design."""
     theirs = (stored or {}).get("metrics") or {}
     rows = []
@@ -152,14 +153,9 @@ def compare(stored: dict[str, Any] | None, ours: dict[str, Any] | None) -> list[
             continue
         differs = abs(float(other) - float(mine)) > TOLERANCE
         rows.append(
-            {
-                "key": their_key,
-                "ours_key": our_key,
-                "stored": other,
-                "ours": mine,
-                "differs": differs,
-                "by_design": bool(note) and differs,
-                "note": note if differs else "",
-            }
+            ComparedMetric(
+                key=their_key, ours_key=our_key, stored=other, ours=mine, differs=differs,
+                by_design=bool(note) and differs, note=note if differs else "",
+            )
         )
     return rows

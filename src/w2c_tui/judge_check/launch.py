@@ -22,9 +22,11 @@ from w2c_tui.data import load_examples
 from w2c_tui.data.when2call import file_sha256
 from w2c_tui.engine.launch import Launch, LaunchError
 from w2c_tui.engine.plan import SessionPlan, dataset_path, model_identity, resolve_run_key
-from w2c_tui.pipelines.judge_check import reference_items
+from w2c_tui.judge_check.link import JUDGE_CHECK
+from w2c_tui.judge_check.pipeline import JudgeCheckPipeline, reference_items
+from w2c_tui.pipelines import catalog
 from w2c_tui.store.jsonl import read_json, write_json_atomic
-from w2c_tui.store.judge_checks import JUDGE_CHECK, split_answer_key
+from w2c_tui.session.answer_keys import split_answer_key
 from w2c_tui.store.layout import SessionPaths
 
 DEFAULT_RUN_KEY = "judge-check"
@@ -102,6 +104,7 @@ class JudgeCheckLaunch(Launch):
 
     def __init__(self, loaded: LoadedConfig, options: JudgeCheckOptions | None = None, *, run_key: str | None = None) -> None:
         self.options = options or JudgeCheckOptions()
+        catalog.register(JudgeCheckPipeline)  # not among the pipelines of a plain launch: this one runs it
         super().__init__(judge_check_config(loaded, self.options), run_key=run_key or DEFAULT_RUN_KEY)
 
     def _plan(self, run_key, models, only, resume_session) -> tuple[str, list[SessionPlan]]:

@@ -8,24 +8,21 @@ from __future__ import annotations
 from typing import Any
 
 from w2c_tui.labels import LABELS, SHORT
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    return "–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.{digits}f}"
+from w2c_tui.report.numbers import decimal
 
 
 def figures_lines(figures: dict[str, Any]) -> list[str]:
     """The judge-check figures of a metrics.json (`judge_check`), each with its n."""
     n = int(figures.get("n_labelled") or 0)
     ci = figures.get("accuracy_ci95")
-    interval = f" [{_fmt(ci.get('low'))}, {_fmt(ci.get('high'))}]" if isinstance(ci, dict) else ""
+    interval = f" [{decimal(ci.get('low'))}, {decimal(ci.get('high'))}]" if isinstance(ci, dict) else ""
     lines = [
-        f"accuracy {_fmt(figures.get('accuracy'))}{interval}  κ {_fmt(figures.get('kappa'))}  on {n:,} answers"
+        f"accuracy {decimal(figures.get('accuracy'))}{interval}  κ {decimal(figures.get('kappa'))}  on {n:,} answers"
         f" ({int(figures.get('n_unlabelled') or 0):,} not labelled by the judge, of {int(figures.get('n_answers') or 0):,})"
     ]
     if (figures.get("k") or 1) > 1:
         lines.append(
-            f"accuracy per call {_fmt(figures.get('accuracy_per_call'))} on {int(figures.get('n_calls_labelled') or 0):,} "
+            f"accuracy per call {decimal(figures.get('accuracy_per_call'))} on {int(figures.get('n_calls_labelled') or 0):,} "
             f"labelled calls (k {figures.get('k')}; the accuracy above is of each answer's modal label)"
         )
     matrix = (figures.get("confusion_matrix") or {}).get("matrix")
@@ -39,8 +36,8 @@ def figures_lines(figures: dict[str, Any]) -> list[str]:
         for label in LABELS:
             c = per_class.get(label) or {}
             lines.append(
-                f"  {label:<18} {_fmt(c.get('precision'))} ({c.get('n_predicted', 0):,})"
-                f"  {_fmt(c.get('recall'))} ({c.get('n_reference', 0):,})"
+                f"  {label:<18} {decimal(c.get('precision'))} ({c.get('n_predicted', 0):,})"
+                f"  {decimal(c.get('recall'))} ({c.get('n_reference', 0):,})"
             )
     bias = figures.get("bias") or {}
     if bias.get("over_predicted"):
@@ -52,7 +49,7 @@ def figures_lines(figures: dict[str, Any]) -> list[str]:
     consistency = figures.get("self_consistency")
     if isinstance(consistency, dict):
         lines.append(
-            f"self-consistency (k {figures.get('k')}): modal share {_fmt(consistency.get('mean_modal_share'))}, "
-            f"unanimous {_fmt(consistency.get('unanimous_share'))} on {int(consistency.get('n_answers') or 0):,} answers"
+            f"self-consistency (k {figures.get('k')}): modal share {decimal(consistency.get('mean_modal_share'))}, "
+            f"unanimous {decimal(consistency.get('unanimous_share'))} on {int(consistency.get('n_answers') or 0):,} answers"
         )
     return lines

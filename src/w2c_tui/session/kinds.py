@@ -1,20 +1,18 @@
-"""The registry of pipeline kinds: one description per kind, asked by everyone else.
+"""The pipeline kinds as data: one description per kind, asked by everyone else.
 
 A kind states its name, endpoint, checkpoint files (primary first) with their row fields,
 how a label is read from a primary row, how its sweeps are named, what it costs per
 example, whether it needs prompt log-probabilities and how its calls read in the Trace
-screen. Plan, runner, finalize, launch, capabilities, the store readers, the estimate and
+screen. Plan, runner, finalize, launch, capabilities, the session reader, the estimate and
 the Trace screen ask this module; nothing else matches kind names.
 
-Why here and not in `pipelines/`: the store readers (`show`, the session browser, the
-earlier suite's sessions) need the file names and label fields of every kind, and the
-store sits below the pipelines (layers: engine → pipelines → … → store → base). So this
-module holds only data: the code of a kind (its pipeline class, sweep run, summary,
-prompt measure) is named by import path ("w2c_tui.pipelines.mcq:McqPipeline") or given
-as an object, and is loaded only from the pipelines layer up (`pipelines/kind_code.py`).
-The file names come from `store.layout`, the one place that names session files.
+Only the data half lives here, because the session reader and config (below the
+pipelines) need file names and label fields of every kind. The code half (pipeline class,
+prompt measure, sweep run) is declared by each pipeline class itself (`kind` and its
+methods, `pipelines/base.py`); `pipelines/catalog.py` lists those classes. The file names
+come from `store.layout`, the one place that names session files.
 
-A new kind is its pipeline module plus one `register(Kind(...))` call.
+A new kind is its pipeline class (carrying a `Kind`) plus `pipelines.catalog.register`.
 """
 
 from __future__ import annotations
@@ -41,9 +39,6 @@ COMPLETIONS = "/completions"
 SWEEP_SELECTOR = "stability"
 _SWEEP_NAME = re.compile(r"^stability_(?P<method>.+)_k=(?P<k>\d+)_T=(?P<t>[0-9.]+)$")
 
-Ref = str | Callable[..., Any] | type  # "module:attribute", or the object itself (tests)
-
-
 @dataclass(frozen=True)
 class CheckpointFile:
     """One JSONL file under checkpoints/<exp_name>/; "{exp_name}" in `name` is filled in."""
@@ -62,12 +57,10 @@ class Kind:
     name: str
     endpoint: str
     files: tuple[CheckpointFile, ...]  # primary first: its rows mean "this UUID is finished"
-    pipeline: Ref  # the Pipeline subclass, constructed with its PipelineContext
     label_fields: tuple[str, ...] = ("predicted_label",)  # the first of these a primary row has is its label
     # The cost of one example (one run of a sweep): requests to `endpoint`, plus small /tokenize calls.
     requests_per_example: int = 1
     tokenize_calls_per_example: int = 0
-    prompt_chars: Ref | None = None  # (example) -> characters of prompt sent per example
     cost_note: str = ""
     # Completion tokens of one example: typically (the estimate), and at most: the sum of these
     # [pipelines] max_tokens keys, or the typical figure when the kind names none.
@@ -75,17 +68,15 @@ class Kind:
     completion_limit_keys: tuple[str, ...] = ()
     needs_prompt_logprobs: bool = False  # the capability probe runs first and may refuse the kind
     uses_judge: bool = False  # the judge model is called too (its token is checked at launch)
-    # A stability sweep of this kind: one run ((ctx, example, temperature=, seed=, run=) -> (label, aux))
-    # and the fields its row keeps of the runs ((aux list) -> dict; default run_indices + run_aux).
-    sweep_run: Ref | None = None
-    sweep_fields: Ref | None = None
+    # May be the method of a stability sweep (its pipeline class then has `sweep_run`).
+    sweepable: bool = False
     fixed_temperature: bool = False  # sweeps only at T=0 (nothing samples)
     # Extra label variants (metrics per variant): label field is variant_field.format(variant=...).
     variants: tuple[str, ...] = ()
     primary_variant: str = ""
     variant_field: str = "predicted_label_{variant}"
     row_counts: Mapping[str, Callable[[dict[str, Any]], bool]] = field(default_factory=dict)  # metric -> row test
-    summary: Ref | None = None  # (rows) -> dict merged into metrics.json
+    summary: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None  # (rows) -> merged into metrics.json
     trace_view: str = "row"  # the Trace screen's body: "judge", "mcq", "logprob", "stability" or "row"
     trace_hint: str = ""  # how this kind's calls read (the tooltip of its Trace section)
     selectable: bool = True  # one of the pipelines (config do_<name>, --only <name>)
@@ -94,11 +85,6 @@ class Kind:
     @property
     def short(self) -> str:
         return self.short_name or self.name
-
-    @property
-    def sweepable(self) -> bool:
-        """May be the method of a stability sweep."""
-        return self.sweep_run is not None
 
     @property
     def primary(self) -> CheckpointFile:
@@ -207,6 +193,22 @@ def label_of(exp_name: str, row: Mapping[str, Any] | None) -> str | None:
 
 # -- the built-in kinds ------------------------------------------------------------------
 
+# The summaries import metrics when called: config reads this module before the TUI's first
+# frame, and the metrics package (with the dataset loader under it) is not needed for that.
+
+
+def stability_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from w2c_tui.metrics.stability import stability_summary as summary
+
+    return summary(rows)
+
+
+def judge_check_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from w2c_tui.metrics.judge_check import judge_check_summary as summary
+
+    return summary(rows)
+
+
 STABILITY_FIELDS = (
     "uuid", "gold_label", "n_runs", "run_labels", "mode_label", "mode_count", "consistency", "is_stable",
     "is_mode_correct", "is_stable_and_correct", "is_stable_but_wrong", "mean_accuracy_across_runs",
@@ -219,15 +221,14 @@ SWEEP = Kind(
     name=SWEEP_SELECTOR,
     endpoint="",  # the method's
     files=(CheckpointFile("{exp_name}.jsonl", STABILITY_FIELDS),),
-    pipeline="w2c_tui.pipelines.stability:StabilityPipeline",
     label_fields=("mode_label",),
-    summary="w2c_tui.metrics:stability_summary",
+    summary=stability_summary,
     trace_view="stability",
     trace_hint="k runs of its method per example; the label is the most frequent one",
     selectable=False,
 )
 
-register(
+LLM_JUDGE = register(
     Kind(
         name="llm_judge",
         endpoint=CHAT,
@@ -244,22 +245,19 @@ register(
                 TARGET_RESPONSES, ("uuid", "raw_text", "target_model", "temperature", "api_seed"), trace_role="target"
             ),
         ),
-        pipeline="w2c_tui.pipelines.llm_judge:LlmJudgePipeline",
         requests_per_example=2,
-        prompt_chars="w2c_tui.pipelines.llm_judge:prompt_chars",
         cost_note="target + judge; a judge repair adds one more, rarely",
         completion_tokens=60,  # a short free answer (~35) and the judge's JSON label (~25)
         completion_limit_keys=("target_max_tokens", "judge_max_tokens"),
         uses_judge=True,
-        sweep_run="w2c_tui.pipelines.llm_judge:sweep_run",
-        sweep_fields="w2c_tui.pipelines.llm_judge:sweep_fields",
+        sweepable=True,
         short_name="judge",
         trace_view="judge",
         trace_hint="the target answers freely; the judge labels the answer",
     )
 )
 
-register(
+MCQ = register(
     Kind(
         name="mcq",
         endpoint=CHAT,
@@ -272,17 +270,15 @@ register(
                 ),
             ),
         ),
-        pipeline="w2c_tui.pipelines.mcq:McqPipeline",
-        prompt_chars="w2c_tui.pipelines.mcq:prompt_chars",
         completion_tokens=3,  # a digit, perhaps with a word around it
         completion_limit_keys=("mcq_max_tokens",),
-        sweep_run="w2c_tui.pipelines.mcq:sweep_run",
+        sweepable=True,
         trace_view="mcq",
         trace_hint="the four candidate answers as options 0-3; one digit back",
     )
 )
 
-register(
+MCQ_LOGPROB = register(
     Kind(
         name="mcq_logprob",
         endpoint=COMPLETIONS,
@@ -305,11 +301,9 @@ register(
                 trace_role="choices",
             ),
         ),
-        pipeline="w2c_tui.pipelines.mcq_logprob:McqLogprobPipeline",
         label_fields=("predicted_label_raw", "predicted_label"),
         requests_per_example=1,
         tokenize_calls_per_example=5,
-        prompt_chars="w2c_tui.pipelines.mcq_logprob:prompt_chars",
         completion_tokens=4,  # max_tokens = 1 for each of the four context + answer prompts
         cost_note=(
             "five prompts (the context, then context + each answer) in one /completions request, "
@@ -317,7 +311,7 @@ register(
             "calls where the server has a tokenizer"
         ),
         needs_prompt_logprobs=True,
-        sweep_run="w2c_tui.pipelines.mcq_logprob:sweep_run",
+        sweepable=True,
         fixed_temperature=True,
         variants=("raw", "norm_chars", "norm_bytes", "norm_tokens"),
         primary_variant="raw",
@@ -332,9 +326,9 @@ register(
 )
 
 # Judge validation (`w2c-tui judge-check`): not selectable, so a normal launch, --only and the
-# Setup screen's pipeline switches never run it; its own launch (engine/judge_check.py) does.
-# Rows are keyed <uuid>#<label>, one per reference answer (store/judge_checks.py).
-register(
+# Setup screen's pipeline switches never run it; its own launch (judge_check/launch.py) does.
+# Rows are keyed <uuid>#<label>, one per reference answer (session/answer_keys.py).
+JUDGE_CHECK = register(
     Kind(
         name="judge_check",
         endpoint=CHAT,
@@ -347,11 +341,9 @@ register(
                 ),
             ),
         ),
-        pipeline="w2c_tui.pipelines.judge_check:JudgeCheckPipeline",
-        prompt_chars="w2c_tui.pipelines.judge_check:prompt_chars",
         cost_note="one judge request per reference answer (k with --k); a repair adds one, rarely",
         uses_judge=True,
-        summary="w2c_tui.metrics.judge_check:judge_check_summary",
+        summary=judge_check_summary,
         trace_view="row",  # its row lists the k labels and replies; the calls show each request
         trace_hint="the judge labels one reference answer whose label is known",
         selectable=False,

@@ -4,28 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def tokens(n: Any) -> str:
-    """12,345 below a million, 1.23M above; '-' when unknown."""
-    if not isinstance(n, (int, float)) or isinstance(n, bool):
-        return "-"
-    return f"{n / 1e6:.2f}M" if n >= 1_000_000 else f"{int(n):,}"
-
-
-def money(value: Any) -> str:
-    """A cost in the prices' own currency (the config names none): cents above 1, else up to 6 decimals."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return "-"
-    return f"{value:,.2f}" if abs(value) >= 1 else (f"{value:.6f}".rstrip("0").rstrip(".") or "0")
-
-
-def duration(seconds: Any) -> str:
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes = seconds / 60
-    return f"{minutes:.1f} min" if minutes < 90 else f"{minutes / 60:.1f} h"
+from w2c_tui.report.numbers import duration, money, tokens
 
 
 def usage_text(usage: dict[str, Any] | None) -> str:

@@ -1,16 +1,25 @@
-"""Read sessions back from disk for `sessions`, `show` and the TUI (ours and the earlier suite's)."""
+"""The one reader of a session folder, for `sessions`, `show`, exports and the TUI.
+
+It turns a folder (ours of any schema version, or the earlier suite's layout) into a
+`SessionInfo`: the manifest as a `Manifest`, each pipeline's metrics as `Metrics` (checked
+against its rows; the earlier suite's recomputed by our formulas), and what cannot be read
+as `damaged` reasons. Which layout a session has is decided here once (`SessionInfo.earlier`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
+from w2c_tui.session import earlier_suite, kinds
+from w2c_tui.session.dataset import SessionDataset
+from w2c_tui.session.documents import check_manifest, check_metrics, disagreement
+from w2c_tui.session.models import DoneMarker, Manifest, Metrics, MlflowIds, manifest_of, metrics_of
 from w2c_tui.status import COMPLETE, FAILED, PARTIAL, normalize, session_status
-from w2c_tui.store import earlier_suite, kinds
-from w2c_tui.store.dataset_lookup import SessionDataset
+from w2c_tui.store.jsonl import read_document
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
-from w2c_tui.store.session_checks import check_manifest, check_metrics, disagreement, read_document
 
 _UNSET: Any = object()
 
@@ -18,17 +27,36 @@ _UNSET: Any = object()
 DAMAGED = "damaged"
 
 
+@dataclass
+class _Verdict:
+    """What a pipeline's files say once checked against its rows (computed once, see PipelineInfo)."""
+
+    done: bool
+    document: dict[str, Any] | None  # metrics.json as checked, or ours recomputed from the rows
+
+    @cached_property
+    def metrics(self) -> Metrics | None:
+        """The document as the model, built on first use (a listing needs only the status)."""
+        return metrics_of(self.document)
+
+
 class PipelineInfo:
-    """One pipeline of a session; for the earlier suite's, `metrics` are ours recomputed on first use."""
+    """One pipeline of a session as read: its done marker, metrics and rows.
+
+    Rows on disk are the truth: the first read of `done`, `metrics`, `status` or `reasons`
+    checks metrics.json and `_DONE.json` against them once (`_verdict`), and every later
+    read returns that verdict. The earlier suite's pipelines have no metrics.json: theirs
+    are ours recomputed from its rows, once, on first use (or in `SessionInfo.warm`).
+    """
 
     def __init__(
         self,
         exp_name: str,
         done: bool,
-        metrics: dict[str, Any] | None = _UNSET,
+        metrics: dict[str, Any] | None = None,
         *,
         paths: SessionPaths | None = None,
-        manifest: dict[str, Any] | None = None,
+        manifest: Manifest | None = None,
         origin: str = earlier_suite.ORIGIN_OURS,
         stored: dict[str, Any] | None = None,
         planned: Callable[[], set[str]] | None = None,
@@ -36,63 +64,78 @@ class PipelineInfo:
         reasons: list[str] | None = None,
     ) -> None:
         self.exp_name = exp_name
-        self.done = done
+        self.done_marker_found = done  # `_DONE.json` exists (whether the rows bear it out: `done`)
         self.paths = paths
-        self.manifest = manifest
+        self._manifest = manifest
         self.origin = origin
+        self.earlier = origin == earlier_suite.ORIGIN_EARLIER  # decided once, by the reader
         self.stored = stored  # the earlier suite's own {"header", "metrics"}
         self._planned = planned  # earlier suite: the UUIDs its session was run on
         self._dataset = dataset  # the session's, shared by its pipelines
-        self._metrics = metrics
+        self._stored_metrics = metrics  # metrics.json as read and type-checked (ours)
         self._rows: dict[str, dict[str, Any]] | None = None
         self._audit: dict[str, Any] | None = None
         self._done_record: Any = _UNSET
-        self._checked = origin == earlier_suite.ORIGIN_EARLIER  # ours: metrics checked against the rows once
+        self._verdict_: _Verdict | None = None
+        self._earlier_metrics: Any = _UNSET
         self._reasons = list(reasons or [])  # why this pipeline's files cannot be taken as written
         self.notes: list[str] = []  # what is shown differently from the files, without damage
 
     @property
+    def _verdict(self) -> _Verdict:
+        if self._verdict_ is None:
+            self._verdict_ = self._check()
+        return self._verdict_
+
+    @property
+    def done(self) -> bool:
+        """Finished: `_DONE.json` written and the rows it counts on disk."""
+        return self._verdict.done
+
+    @property
     def reasons(self) -> list[str]:
-        """What is damaged or stale in this pipeline's files (checked against the rows on first use)."""
-        self._check()
+        """What is damaged or stale in this pipeline's files (checked against the rows once)."""
+        self._verdict  # noqa: B018 - the check adds its reasons
         return self._reasons
 
-    def _check(self) -> None:
-        """Rows on disk are the truth: `_DONE.json` without its rows is partial, stale metrics are recomputed."""
-        if self._checked:
-            return
-        self._checked = True
-        stored = None if self._metrics is _UNSET else self._metrics
+    def _check(self) -> _Verdict:
+        """`_DONE.json` without its rows is partial; metrics.json that does not describe the rows
+        is recomputed from them (a stale one is damage, one behind a run in progress a note)."""
+        done = self.done_marker_found
+        if self.earlier:
+            return _Verdict(done, None)  # its metrics: `_earlier_suite_metrics`
+        stored = self._stored_metrics
         n_rows = len(self.rows)
-        done_says = (self.done_record or {}).get("n_examples")
-        if self.done and (n_rows == 0 or (isinstance(done_says, int) and n_rows < done_says)):
-            self.done = False
+        done_says = self.done_record.n_examples if self.done_record else None
+        if done and (n_rows == 0 or (isinstance(done_says, int) and n_rows < done_says)):
+            done = False
             self._reasons.append(f"_DONE.json says done, the checkpoint holds {n_rows} rows: partial")
         if stored is None and not self._reasons:
-            return  # no metrics.json yet (a pipeline still running): nothing to compare
+            return _Verdict(done, None)  # no metrics.json yet (a pipeline still running): nothing to compare
         kind = kinds.kind_of(self.exp_name)
         labels = [kinds.label_of(self.exp_name, row) for row in self.rows.values()]
         stale = disagreement(stored, labels, check_labels=kind is not None and kind.summary is None) if stored else None
         if stored is not None and not stale and not self._reasons:
-            return
-        self._metrics = self._recomputed(stored)
+            return _Verdict(done, stored)
+        metrics = self._recomputed(stored)
         counted = (stored or {}).get("n_obtained")
         if stale and not self._reasons and isinstance(counted, int) and counted < n_rows:
             # Rows written after metrics.json (a run in progress, or one stopped before finalizing): not damage.
             self.notes.append(f"metrics.json counts {counted} rows, the checkpoint holds {n_rows}: shown recomputed from the rows")
-            return
-        self._reasons.append(f"stale, recomputed from the rows: {stale}" if stale else "metrics recomputed from the rows")
+        else:
+            self._reasons.append(f"stale, recomputed from the rows: {stale}" if stale else "metrics recomputed from the rows")
+        return _Verdict(done, metrics)
 
     def _recomputed(self, stored: dict[str, Any] | None) -> dict[str, Any] | None:
         """Metrics from the checkpoint rows, planned as metrics.json or `_DONE.json` said."""
         if self.paths is None:
             return stored
         planned = next(
-            (n for n in ((stored or {}).get("n_planned"), (self.done_record or {}).get("n_examples")) if isinstance(n, int)),
+            (n for n in ((stored or {}).get("n_planned"), self.done_record.n_examples if self.done_record else None) if isinstance(n, int)),
             None,
         )
         try:
-            metrics = earlier_suite.recompute(self.manifest, self.paths, self.exp_name, self.rows, examples_from=self._dataset)
+            metrics = earlier_suite.recompute(self._manifest, self.paths, self.exp_name, self.rows, examples_from=self._dataset)
         except Exception as exc:  # noqa: BLE001 - rows of any shape: say so instead of failing the reader
             self._reasons.append(f"rows could not be scored ({type(exc).__name__}: {exc})")
             return None
@@ -107,17 +150,18 @@ class PipelineInfo:
         return metrics
 
     @property
-    def done_record(self) -> dict[str, Any] | None:
+    def done_record(self) -> DoneMarker | None:
         """The pipeline's `_DONE.json` (None when absent or unusable), read once."""
         if self._done_record is _UNSET:
-            self._done_record = read_document(self.paths.done_file(self.exp_name))[0] if self.paths else None
+            document = read_document(self.paths.done_file(self.exp_name))[0] if self.paths else None
+            self._done_record = DoneMarker.of(document) if document is not None else None
         return self._done_record
 
     @property
     def rows(self) -> dict[str, dict[str, Any]]:
         """uuid -> row of the primary checkpoint (read once)."""
         if self._rows is None:
-            from w2c_tui.store.checkpoints import primary_rows
+            from w2c_tui.session.checkpoints import primary_rows
 
             try:
                 self._rows = primary_rows(self.paths.root, self.exp_name) if self.paths else {}
@@ -127,39 +171,41 @@ class PipelineInfo:
         return self._rows
 
     @property
-    def metrics(self) -> dict[str, Any] | None:
-        self._check()
-        if self._metrics is _UNSET:
-            self._metrics = None
-            if self.origin == earlier_suite.ORIGIN_EARLIER and self.paths is not None:
+    def metrics(self) -> Metrics | None:
+        """metrics.json as checked (ours), or ours recomputed from the rows (the earlier suite's)."""
+        if self.earlier:
+            return self._earlier_suite_metrics()
+        return self._verdict.metrics
+
+    def _earlier_suite_metrics(self) -> Metrics | None:
+        if self._earlier_metrics is _UNSET:
+            self._earlier_metrics = None
+            if self.paths is not None:
                 planned = self._planned() if self._planned else None
-                self._metrics = earlier_suite.recompute(
-                    self.manifest, self.paths, self.exp_name, self.rows, planned, examples_from=self._dataset
+                self._earlier_metrics = metrics_of(
+                    earlier_suite.recompute(self._manifest, self.paths, self.exp_name, self.rows, planned, examples_from=self._dataset)
                 )
-        return self._metrics
+        return self._earlier_metrics
 
     @property
     def status(self) -> str:
-        self._check()
         if self.done:
             return COMPLETE
-        stored = (self._metrics or {}).get("status") if self._metrics is not _UNSET else None
+        stored = (self._verdict.document or {}).get("status")
         return normalize(stored) if stored else PARTIAL
 
     @property
     def n_planned(self) -> int | None:
-        if self.origin == earlier_suite.ORIGIN_EARLIER:
+        if self.earlier:
             return len(self._planned()) if self._planned else len(self.rows)
-        from w2c_tui.metrics.compute import coverage
-
-        return coverage(self.metrics)[1]
+        return self.metrics.coverage[1] if self.metrics else None
 
     @property
     def comparison(self) -> list[dict[str, Any]]:
         """Earlier suite only: its stored metrics against ours recomputed."""
-        if self.origin != earlier_suite.ORIGIN_EARLIER:
+        if not self.earlier:
             return []
-        return earlier_suite.compare(self.stored, self.metrics)
+        return earlier_suite.compare(self.stored, self.metrics.document if self.metrics else None)
 
     @property
     def audit_summary(self) -> dict[str, Any]:
@@ -179,7 +225,7 @@ class PipelineInfo:
 @dataclass
 class SessionInfo:
     paths: SessionPaths
-    manifest: dict[str, Any] | None
+    manifest: Manifest | None
     pipelines: list[PipelineInfo] = field(default_factory=list)
     origin: str = earlier_suite.ORIGIN_OURS
     # Why parts of it cannot be read as written ("manifest.json: not JSON"); see `damaged`.
@@ -188,8 +234,18 @@ class SessionInfo:
     dataset: SessionDataset = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        # Gold labels are the session's own: those its rows stored (store/dataset_lookup.py).
+        # Gold labels are the session's own: those its rows stored (session/dataset.py).
         self.dataset = SessionDataset(self.manifest, self.paths.root, stored_gold=self._stored_gold)
+
+    @property
+    def earlier(self) -> bool:
+        """Written by the earlier script suite (decided once, when the session was read)."""
+        return self.origin == earlier_suite.ORIGIN_EARLIER
+
+    @property
+    def manifest_json(self) -> dict[str, Any] | None:
+        """manifest.json's object as read (its keys checked), for JSON output and dict readers."""
+        return self.manifest.document if self.manifest is not None else None
 
     def _stored_gold(self) -> dict[str, str]:
         """Row key -> the gold label the session's rows stored when it ran (the first pipeline's wins)."""
@@ -222,52 +278,49 @@ class SessionInfo:
         return self.paths.fingerprint
 
     def _config(self, section: str, key: str) -> Any:
-        config = (self.manifest or {}).get("config") or {}
-        # The earlier suite's manifest holds a flat sanitized config (config.target_model).
-        table = config.get(section)
-        return (table.get(key) if isinstance(table, dict) else None) or config.get(key)
+        return self.manifest.setting(section, key) if self.manifest is not None else None
 
     @property
     def target_model(self) -> str:
-        value = (self.manifest or {}).get("target_model") or self._config("models", "target_model")
+        value = (self.manifest.target_model if self.manifest else None) or self._config("models", "target_model")
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
         return str(value or "?")
 
     @property
     def judge_model(self) -> str:
-        return str((self.manifest or {}).get("judge_model") or self._config("models", "judge_model") or "")
+        return str((self.manifest.judge_model if self.manifest else None) or self._config("models", "judge_model") or "")
 
     @property
     def created_at(self) -> str:
-        return str((self.manifest or {}).get("created_at") or "")
+        return str((self.manifest.created_at if self.manifest else None) or "")
 
     @property
     def refused(self) -> dict[str, str]:
         """Pipelines the capability probe refused (never run, so no folder): name -> reason."""
-        refused = (self.manifest or {}).get("refused_pipelines") or {}
+        refused = (self.manifest.refused_pipelines if self.manifest else None) or {}
         ran = {p.exp_name for p in self.pipelines}
-        return {str(k): str(v) for k, v in refused.items() if k not in ran} if isinstance(refused, dict) else {}
+        return {str(k): str(v) for k, v in refused.items() if k not in ran}
 
-    def summary_pipelines(self) -> list[tuple[str, str, dict[str, Any] | None]]:
+    def summary_pipelines(self) -> list[tuple[str, str, Metrics | None]]:
         """(name, status, metrics) of every pipeline, refused ones included, for summary tables."""
         return [(p.exp_name, p.status, p.metrics) for p in self.pipelines] + [(n, "refused", None) for n in self.refused]
 
     @property
-    def mlflow_ids(self) -> dict[str, Any]:
-        """The MLflow run ids written when the session was tracked ({} when it was not)."""
+    def mlflow_ids(self) -> MlflowIds:
+        """The MLflow run ids written when the session was tracked (none set when it was not)."""
         from w2c_tui.store.session import read_mlflow_ids
 
-        return read_mlflow_ids(self.paths)
+        return MlflowIds.of(read_mlflow_ids(self.paths))
 
     @property
     def simulated(self) -> bool:
-        return bool((self.manifest or {}).get("simulated"))
+        return bool(self.manifest and self.manifest.simulated)
 
     @property
     def n_examples(self) -> int | None:
         """Examples planned per pipeline."""
-        value = (self.manifest or {}).get("n_examples")
+        value = self.manifest.n_examples if self.manifest else None
         if isinstance(value, int):
             return value
         counts = [p.n_planned for p in self.pipelines]
@@ -338,7 +391,9 @@ def _read_session(paths: SessionPaths) -> SessionInfo:
     if manifest is not None:
         manifest, reasons = check_manifest(manifest)
         problems += reasons
+    manifest = manifest_of(manifest)
     exp_names = _exp_names(paths, problems)
+    # Which layout the session has is decided here, once: readers ask `info.earlier`.
     origin = earlier_suite.ORIGIN_EARLIER if earlier_suite.is_earlier_suite(paths, manifest) else earlier_suite.ORIGIN_OURS
     info = SessionInfo(paths, manifest, origin=origin, problems=problems)
 

@@ -1,8 +1,4 @@
-"""Judge-check sessions: the row key of a reference answer, and which check a judge has.
-
-A judge-check session (`w2c-tui judge-check`, kind `judge_check`) has one row per
-(example, reference label). Its row key is `<uuid>#<label>`, so the runner's resume (rows
-keyed by UUID), the trace index (calls keyed by UUID) and the store readers work unchanged.
+"""Which check a judge has: the link a judged session shows to its judge's judge-check.
 
 A session whose judge labels answers (llm_judge, or a sweep of it) is linked to the most
 recent *complete* judge-check of the same judge model on the same judge server (the
@@ -12,45 +8,16 @@ workdir; `show` and the TUI print the link, and warn when κ < 0.8 or when there
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from w2c_tui.metrics.judge_check import KAPPA_WARNING
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.layout import SessionPaths
-from w2c_tui.store.session_checks import read_document
+from w2c_tui.store.jsonl import read_document
 
-JUDGE_CHECK = "judge_check"
-KEY_SEPARATOR = "#"
-
-
-def answer_key(uuid: str, label: str) -> str:
-    """The row key of one reference answer: `<uuid>#<label>`."""
-    return f"{uuid}{KEY_SEPARATOR}{label}"
-
-
-def split_answer_key(key: str) -> tuple[str, str]:
-    """(uuid, reference label) of a row key; the label is "" for a key without one."""
-    uuid, _, label = key.rpartition(KEY_SEPARATOR)
-    return (uuid, label) if uuid else (key, "")
-
-
-def reference_example(example: Any, label: str) -> Any:
-    """The item of one reference answer: the example under its row key, gold = that label."""
-    return dataclasses.replace(example, uuid=answer_key(example.uuid, label), correct_answer=label)
-
-
-def reference_examples(keys: set[str], examples: dict[str, Any]) -> dict[str, Any]:
-    """Row key -> item, for the keys that name a reference answer of one of `examples`."""
-    found = {}
-    for key in keys:
-        uuid, label = split_answer_key(key)
-        example = examples.get(uuid)
-        if label and example is not None and label in example.answers:
-            found[key] = reference_example(example, label)
-    return found
+JUDGE_CHECK = kinds.JUDGE_CHECK.name  # the kind, its exp_name and its manifest key
 
 
 @dataclass(frozen=True)

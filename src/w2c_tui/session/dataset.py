@@ -8,17 +8,17 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from w2c_tui.session.models import Manifest
+
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
-def dataset_candidates(manifest: dict[str, Any] | None, session_root: Path) -> list[Path]:
-    manifest = manifest or {}
+def dataset_candidates(manifest: Manifest | None, session_root: Path) -> list[Path]:
     found: list[Path] = []
-    dataset = manifest.get("dataset")
-    if isinstance(dataset, dict) and dataset.get("path"):
-        found.append(Path(str(dataset["path"])))
-    config = manifest.get("config") or {}
-    configured = (config.get("data") or {}).get("eval_data_path") or config.get("eval_data_path")
+    if manifest is not None and manifest.dataset is not None and manifest.dataset.path:
+        found.append(Path(str(manifest.dataset.path)))
+    # The earlier suite's manifest holds a flat config (config.eval_data_path).
+    configured = manifest.setting("data", "eval_data_path") if manifest is not None else None
     if configured:
         path = Path(str(configured))
         found.append(path)
@@ -31,15 +31,14 @@ def dataset_candidates(manifest: dict[str, Any] | None, session_root: Path) -> l
     return found
 
 
-def load_dataset(manifest: dict[str, Any] | None, session_root: Path, uuids: set[str]) -> tuple[dict[str, Any], Path | None]:
+def load_dataset(manifest: Manifest | None, session_root: Path, uuids: set[str]) -> tuple[dict[str, Any], Path | None]:
     """uuid -> Example from the first candidate file that has any of `uuids` (all when empty)."""
     return SessionDataset(manifest, session_root).lookup(uuids)
 
 
-def recorded_sha256(manifest: dict[str, Any] | None) -> str | None:
+def recorded_sha256(manifest: Manifest | None) -> str | None:
     """The dataset's sha256 the manifest recorded at the run (None when it recorded none we can check)."""
-    dataset = (manifest or {}).get("dataset")
-    value = dataset.get("sha256") if isinstance(dataset, dict) else None
+    value = manifest.dataset.sha256 if manifest is not None and manifest.dataset is not None else None
     return value.lower() if isinstance(value, str) and _SHA256.fullmatch(value) else None
 
 
@@ -95,7 +94,7 @@ class SessionDataset:
 
     def __init__(
         self,
-        manifest: dict[str, Any] | None,
+        manifest: Manifest | None,
         session_root: Path,
         stored_gold: Callable[[], dict[str, str]] | None = None,
     ) -> None:
@@ -158,7 +157,7 @@ class SessionDataset:
             return dict(examples)
         found = {u: examples[u] for u in uuids if u in examples}
         if len(found) < len(uuids):  # a judge-check's rows: one per reference answer, <uuid>#<label>
-            from w2c_tui.store.judge_checks import reference_examples
+            from w2c_tui.session.answer_keys import reference_examples
 
             found.update(reference_examples(uuids - found.keys(), examples))
         return found

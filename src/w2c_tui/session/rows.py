@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.labels import LABELS
-from w2c_tui.store import kinds
+from w2c_tui.session import kinds
 from w2c_tui.store.audit import read_events, resolved_events, summarize
-from w2c_tui.store.browse import SessionInfo, read_session
-from w2c_tui.store.checkpoints import primary_file
+from w2c_tui.session.reader import SessionInfo, read_session
+from w2c_tui.session.checkpoints import primary_file
 from w2c_tui.store.jsonl import read_keyed
 
 # Audit event type -> the short marker shown in the examples table.
@@ -74,7 +74,7 @@ class SessionRows:
     examples: dict[str, Any]  # uuid -> data.Example, when the dataset file was found
     dataset_path: Path | None
     audit_summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # The dataset file is not the one the session ran on (store/dataset_lookup.py): what changed,
+    # The dataset file is not the one the session ran on (session/dataset.py): what changed,
     # and how many examples have no gold label of their own (they cannot be scored).
     dataset_problem: str | None = None
     n_without_gold: int = 0

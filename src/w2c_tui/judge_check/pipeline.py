@@ -1,6 +1,6 @@
 """Judge validation: the judge labels the four reference answers of every example.
 
-The judge-check plan (engine/judge_check.py) turns each example into four items, one per
+The judge-check plan (`launch.py`) turns each example into four items, one per
 reference answer: `Example` copies whose `uuid` is the row key `<uuid>#<label>` and whose
 `correct_answer` is that answer's label. So the runner's resume, progress, traces and
 metrics.json work as for any kind, and `accuracy` there is the judge's accuracy.
@@ -22,7 +22,9 @@ from w2c_tui.metrics.judge_check import modal_label
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.judging import judge_response
 from w2c_tui.prompts.judge import build_judge_messages
-from w2c_tui.store.judge_checks import JUDGE_CHECK, reference_example, split_answer_key
+from w2c_tui.session import kinds
+from w2c_tui.judge_check.link import JUDGE_CHECK
+from w2c_tui.session.answer_keys import reference_example, split_answer_key
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import JUDGE_CHECK_LABELS
 
@@ -36,14 +38,15 @@ def reference_items(examples: list[Example]) -> list[Example]:
     return [reference_example(example, label) for example in examples for label in LABELS if label in example.answers]
 
 
-def prompt_chars(example: Example) -> int:
-    """Characters of prompt one item sends per judge request (cost estimate)."""
-    answer = example.answers.get(example.correct_answer, "")
-    return sum(len(m["content"]) for m in build_judge_messages(example, answer))
-
-
 class JudgeCheckPipeline(Pipeline):
+    kind = kinds.JUDGE_CHECK
     primary_file = LABELS_FILE
+
+    @staticmethod
+    def prompt_chars(example: Example) -> int:
+        """Characters of prompt one item sends per judge request (cost estimate)."""
+        answer = example.answers.get(example.correct_answer, "")
+        return sum(len(m["content"]) for m in build_judge_messages(example, answer))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -1,17 +1,21 @@
-"""The one line beside Setup's Save / Launch buttons: ready, or the first thing that is not.
+"""The bar under the form: whether it is ready to launch, and Save / Check judge / Launch.
 
 `✓ ready` is said only when nothing on the screen contradicts it: no field to fix, a
 readable dataset, a config file that loaded, and no provider whose last connection test
 failed to list models or to answer a chat request. Missing log-probabilities or a
 tokenizer do not stop a launch (the pipelines that need them are refused), so they are a
-note, not a stop.
+note, not a stop. The buttons' presses go to the screen, which validates the form first.
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
 from textual.markup import escape
+from textual.widgets import Button, Static
 
 # The connection checks without which no pipeline can run against that provider.
 BLOCKING_CHECKS = ("models", "chat")
@@ -43,3 +47,18 @@ def readiness_markup(
     notes = [f"{name}: no {', '.join(checks)}" for name, checks in failed.items() if checks]
     note = f" [$warning]{escape('; '.join(notes))}[/]" if notes else ""
     return f"[$success]✓ ready[/]{note} [dim]ctrl+r launch · ctrl+s save[/]"
+
+
+class LaunchBar(Horizontal):
+    def __init__(self) -> None:
+        super().__init__(id="setup-actions")
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="setup-status")
+        yield Button("Save config", id="save", compact=True)
+        yield Button("Check judge", id="check-judge", compact=True, tooltip="the judge labels every reference answer (w2c-tui judge-check)")
+        yield Button("▶ Launch", id="launch", variant="success", compact=True)
+
+    def show_readiness(self, field_errors: int, **why: object) -> None:
+        """The status line; `why` as `readiness_markup` takes it."""
+        self.query_one("#setup-status", Static).update(Content.from_markup(readiness_markup(field_errors, **why)))  # type: ignore[arg-type]

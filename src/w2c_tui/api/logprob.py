@@ -1,0 +1,297 @@
+"""Prompt log-probabilities from `/completions` echoes, and what each server was found to take.
+
+The transport of log-likelihood scoring: the probe's findings per (provider, model), echo
+requests for a set of prompts (one request holding them all where the server takes prompt
+lists, else one request per prompt; a server that refuses a list at run time is switched
+once), text echoes that list the token ids each prompt was read as (`echoes_with_ids`, on a
+server the probe found doing so) and lm-eval's token-id split through the tokenizer
+endpoint. It returns typed results (`Echo` per prompt, `IdEcho`, `TokenSplit`); the scoring
+itself is `scoring/loglik.py`'s.
+
+`LogprobFindings` is learned once per session and shared by its pipelines (a sweep of
+`mcq_logprob` and `mcq_logprob` itself meet the same server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from w2c_tui.api.client import ApiClient
+from w2c_tui.api.echo import Echo, ImpossibleLogprobError, check_prompt_tokens, read_echo
+from w2c_tui.api.probe import LogprobSupport, probe_logprobs
+from w2c_tui.api.retry import PermanentApiError, RetriesExhaustedError
+from w2c_tui.api.trace import CallContext
+
+TOKEN_IDS, TOKEN_COUNT = "lm_eval_token_ids", "token_count"
+# A refused prompt list: these statuses of a list request mean "not like this", not "try later".
+_LIST_REFUSALS = ("5xx:500",)
+
+
+class UnscorableServer(RuntimeError):
+    """The server cannot be scored any more (an impossible value, a tokenizer that went away);
+    the message says which and why."""
+
+
+def method_of(support: LogprobSupport) -> str:
+    """How context is split from continuation on this server (module docstring of the pipeline)."""
+    return TOKEN_IDS if support.tokenizer and support.token_id_prompts else TOKEN_COUNT
+
+
+@dataclass
+class LogprobFindings:
+    """What one session learned about its servers' log-probabilities (shared by its pipelines)."""
+
+    #: (provider, model) -> the capability probe's findings (launch preflight's, or the first example's)
+    support: dict[tuple[str, str], LogprobSupport] = field(default_factory=dict)
+    #: (provider, token-id prompts?) -> takes several prompts in one request; absent until known
+    prompt_lists: dict[tuple[str, bool], bool] = field(default_factory=dict)
+    #: provider -> its text echoes list their token ids (False once an answer did not: never asked again)
+    echo_ids: dict[str, bool] = field(default_factory=dict)
+    #: the exp_names whose scoring method has been written to their audit log
+    announced: set[str] = field(default_factory=set)
+    _locks: dict[tuple[str, ...], asyncio.Lock] = field(default_factory=dict, repr=False)
+
+    def found(self, provider: str, model: str, support: LogprobSupport) -> None:
+        """Keep what a probe found (launch preflight hands its findings over)."""
+        self.support[(provider, model)] = support
+
+    def _lock(self, *key: Any) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    async def probe(self, client: ApiClient, model: str) -> LogprobSupport:
+        """The probe's findings for `model`: one probe for the run (while it runs, the others wait)."""
+        provider = client.route(model)
+        key = (provider.name, model)
+        async with self._lock("probe", *key):
+            support = self.support.get(key)
+            if support is None:
+                support = self.support[key] = await probe_logprobs(
+                    provider, model, timeout_seconds=client.timeout_seconds, policy=client.policy
+                )
+        return support
+
+
+@dataclass(frozen=True)
+class TokenSplit:
+    """lm-eval's split by token ids: the context's ids and those of context + each continuation."""
+
+    context: list[int]
+    wholes: list[list[int]]
+
+    @property
+    def prompts(self) -> list[list[int]]:
+        """What is sent: the context's ids, then each whole's ids past the context's length."""
+        n = len(self.context)
+        return [self.context + whole[n:] for whole in self.wholes]
+
+    def boundary_merged(self, index: int) -> bool:
+        """The tokenizer merged context and continuation `index` across their boundary."""
+        return self.wholes[index][: len(self.context)] != self.context
+
+
+async def token_split(client: ApiClient, model: str, context: str, continuations: list[str], *, ctx: CallContext) -> TokenSplit:
+    """Tokenize the context and context + each continuation (no special tokens, as lm-eval)."""
+    # Five small requests at once: one round trip of latency, not five.
+    context_ids, *wholes = await asyncio.gather(
+        *(client.tokenize(model, text, add_special_tokens=False, ctx=ctx) for text in [context, *(context + c for c in continuations)])
+    )
+    if context_ids is None or any(w is None for w in wholes):
+        raise UnscorableServer(f"the tokenizer endpoint of '{client.route(model).name}' stopped answering")
+    return TokenSplit(context_ids, wholes)
+
+
+ListRefused = Callable[[str, str], None]  # (provider, reason): said once per session and kind of prompt
+
+
+def _reader(provider: str, model: str) -> Callable[..., Echo]:
+    def read(choice: dict[str, Any], **how: Any) -> Echo:
+        try:
+            return read_echo(choice, **how)
+        except ImpossibleLogprobError as exc:  # not a passing fault: every later echo is as suspect
+            raise UnscorableServer(
+                f"provider '{provider}' (model '{model}') sent an impossible value ({exc}); "
+                "its echoes cannot be scored; fix the server, then run again"
+            ) from None
+
+    return read
+
+
+@dataclass(frozen=True)
+class IdEcho:
+    """A text prompt's echo and the token ids the server read the text as."""
+
+    ids: list[int]
+    echo: Echo
+
+
+def _token_ids(value: Any) -> list[int] | None:
+    # Checked at C speed (five lists of ~1,000 ids per example): JSON true is no int here.
+    if isinstance(value, list) and value and set(map(type, value)) == {int} and min(value) >= 0:
+        return value
+    return None
+
+
+async def echoes_with_ids(
+    client: ApiClient,
+    findings: LogprobFindings,
+    model: str,
+    texts: list[str],
+    *,
+    seed: int,
+    ctx: CallContext,
+    on_lost: ListRefused,
+) -> list[IdEcho] | None:
+    """Every text echoed in one request, tokenized without special tokens, with the ids it was read as.
+
+    None when this server does not list them (or refuses the request as a list): it is then
+    never asked again in this session, `on_lost` says so once, and the caller goes by
+    `token_split`. Which echoed entries are prompt tokens is the number of ids listed.
+    """
+    provider = client.route(model).name
+    if findings.echo_ids.get(provider) is None:
+        # Until one answer has told, examples take turns: a server without ids costs one request, not C.
+        async with findings._lock("echo_ids", provider):
+            if findings.echo_ids.get(provider) is None:
+                return await _echo_with_ids(client, findings, model, texts, seed=seed, ctx=ctx, on_lost=on_lost)
+    if findings.echo_ids.get(provider) is False:
+        return None
+    return await _echo_with_ids(client, findings, model, texts, seed=seed, ctx=ctx, on_lost=on_lost)
+
+
+async def _echo_with_ids(
+    client: ApiClient, findings: LogprobFindings, model: str, texts: list[str], *, seed: int, ctx: CallContext, on_lost: ListRefused
+) -> list[IdEcho] | None:
+    provider = client.route(model).name
+    read = _reader(provider, model)
+    try:
+        response = await client.completions(
+            model, texts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx, token_ids=True
+        )
+    except PermanentApiError as exc:
+        reason = str(exc)[:300]
+    except RetriesExhaustedError as exc:
+        if exc.cause not in _LIST_REFUSALS:
+            raise
+        reason = str(exc)[:300]
+    else:
+        choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
+        ids = [_token_ids(c.get("prompt_token_ids")) if isinstance(c, dict) else None for c in choices]
+        if len(choices) == len(texts) and all(i is not None for i in ids):
+            # The whole request's usage counts exactly the ids listed (nothing added unlisted).
+            check_prompt_tokens(response.get("usage"), sum(map(len, ids)))
+            findings.echo_ids[provider] = True
+            return [IdEcho(i, read(c, n_prompt_tokens=len(i))) for i, c in zip(ids, choices)]
+        reason = f"{len(choices)} choices for {len(texts)} prompts" if len(choices) != len(texts) else "no prompt_token_ids in the echo"
+    if findings.echo_ids.get(provider) is not False:
+        findings.echo_ids[provider] = False
+        on_lost(provider, reason)
+    return None
+
+
+async def echoes(
+    client: ApiClient,
+    findings: LogprobFindings,
+    model: str,
+    prompts: list[Any],
+    *,
+    texts: list[str] | None,
+    lists: bool,
+    seed: int,
+    ctx: CallContext,
+    on_list_refused: ListRefused,
+) -> list[Echo]:
+    """One echo per prompt (text prompts when `texts` is given, else token-id prompts).
+
+    `lists`: whether the probe found that the server takes several prompts in one request.
+    Which echoed entries are prompt tokens is read from each answer (`api/echo.py`).
+    """
+    provider = client.route(model).name
+    key = (provider, texts is None)
+    reader = _reader(provider, model)
+
+    def read(choice: dict[str, Any], i: int, usage: dict[str, Any] | None = None) -> Echo:
+        if texts is None:
+            return reader(choice, n_prompt_tokens=len(prompts[i]), usage=usage)
+        return reader(choice, prompt_text=texts[i], usage=usage)
+
+    def refused(reason: str) -> None:
+        """From now on this provider gets one prompt per request."""
+        findings.prompt_lists[key] = False
+        on_list_refused(provider, reason)
+
+    async def try_list() -> list[Echo] | None:
+        """The echoes of one request holding every prompt, or None when the server refused the list."""
+        try:
+            response = await client.completions(
+                model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx
+            )
+            choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
+            if len(choices) == len(prompts):
+                findings.prompt_lists[key] = True
+                if texts is None:  # token ids: the usage of the whole request must count exactly what was sent
+                    check_prompt_tokens(response.get("usage"), sum(map(len, prompts)))
+                return [read(c, i) for i, c in enumerate(choices)]
+            reason = f"{len(choices)} choices for {len(prompts)} prompts"
+        except PermanentApiError as exc:
+            reason = str(exc)[:300]
+        except RetriesExhaustedError as exc:
+            if exc.cause not in _LIST_REFUSALS:
+                raise
+            reason = str(exc)[:300]
+        if findings.prompt_lists.get(key) is not False:
+            refused(reason)
+        return None
+
+    if key not in findings.prompt_lists and not lists:
+        refused("the capability probe found that this server refuses prompt lists")
+    if findings.prompt_lists.get(key) is None:
+        # Until one list has been answered, examples take turns: a refusal is then met once, not by each.
+        async with findings._lock("lists", *key):
+            if findings.prompt_lists.get(key) is None:
+                found = await try_list()
+                if found is not None:
+                    return found
+    if findings.prompt_lists.get(key):
+        found = await try_list()
+        if found is not None:
+            return found
+    single = []
+    for i, prompt in enumerate(prompts):
+        response = await client.completions(
+            model, prompt, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx
+        )
+        single.append(read((response.get("choices") or [{}])[0], i, response.get("usage")))
+    return single
+
+
+def scored_prompts(exchanges: list[tuple[Any, Any]]) -> list[list[int]]:
+    """The token-id prompts one example's choices were scored on (lm-eval's requests), in order,
+    from its answered `/completions` exchanges (request prompt, response) as sent.
+
+    Either path: token-id prompts sent as they are, or text echoes with their ids, whose
+    choices that merged at the boundary were then sent again as token ids. The parity
+    benchmark and the real-server tests read the call traces back with this.
+    """
+    scored: list[list[int]] = []
+    merged: list[int] = []
+    for prompt, response in exchanges:
+        if not isinstance(prompt, list) or not prompt:
+            continue
+        if all(isinstance(p, str) for p in prompt):
+            choices = sorted((response or {}).get("choices") or [], key=lambda c: c.get("index", 0))
+            ids = [c.get("prompt_token_ids") for c in choices]
+            if ids and all(isinstance(i, list) for i in ids):  # else a text prompt split by the echo
+                context, *scored = ids
+                merged = [i for i, whole in enumerate(scored) if whole[: len(context)] != context]
+            continue
+        sent = prompt if isinstance(prompt[0], list) else [prompt]
+        if merged:
+            for i, ids in zip(merged, sent):
+                scored[i] = ids
+            merged = merged[len(sent):]
+        else:
+            scored.extend(sent)
+    return scored

@@ -1,0 +1,60 @@
+"""Running a launch without the app: what `run` and `judge-check` share.
+
+Imported inside the handlers only: it loads the config, the engine and the progress display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from w2c_tui.cli.common import load
+from w2c_tui.cli.errors import EXIT_INTERRUPTED
+from w2c_tui.redaction import scrub
+
+
+def run_headless(args: argparse.Namespace, make_launch: Callable[[Any], Any]) -> tuple[Any, list] | int | None:
+    """Load the config, build the launch `make_launch(loaded)` and run it with progress on
+    stderr: (launch, outcomes), None when it could not start (said in one line), or
+    EXIT_INTERRUPTED when Ctrl-C or SIGTERM stopped it before its first example."""
+    import asyncio
+
+    from w2c_tui.cli.progress import SIMULATED_NOTE
+    from w2c_tui.engine.launch import LaunchCancelled, LaunchError
+
+    loaded = load(args)
+    for warning in loaded.warnings:
+        print(f"w2c-tui: {warning}", file=sys.stderr)
+    try:
+        launch = make_launch(loaded)
+        if launch.simulated:
+            print(f"w2c-tui: {SIMULATED_NOTE} (no provider configured; see config.example.toml)", file=sys.stderr)
+        launch.notify = lambda message: print(f"w2c-tui: {message}", file=sys.stderr)
+        return launch, asyncio.run(_run(launch))
+    except LaunchCancelled as exc:
+        print(f"w2c-tui: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except LaunchError as exc:
+        print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
+        return None
+
+
+async def _run(launch) -> list:
+    import asyncio
+    import contextlib
+    import signal
+
+    from w2c_tui.cli.progress import show_progress
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGINT, launch.cancel)
+        loop.add_signal_handler(signal.SIGTERM, launch.cancel)
+    progress = asyncio.create_task(show_progress(list(launch.states.values())))
+    try:
+        return await launch.run()
+    finally:
+        progress.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await progress

@@ -1,0 +1,322 @@
+"""Setup: providers, models, pipelines, stability sweeps, data and run key; save or launch.
+
+The screen composes the panels and wires them: it reads them into plain values
+(`values.FormValues`), validates those with the settings model a moment after the last
+keystroke, hands each panel its errors, and refuses Launch / Save while there is one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Footer, Input, RadioSet, Select, Static
+
+from w2c_tui.config.schema import Settings
+from w2c_tui.tui.background import background
+from w2c_tui.tui.messages import SettingsChanged, StartLaunch
+from w2c_tui.tui.screens.setup.connection import ConnectionTest
+from w2c_tui.tui.screens.setup.estimate import EstimateView
+from w2c_tui.tui.screens.setup.form import DataPanel, FormPanel, HttpPanel, ModelsPanel, PipelinesPanel, RunPanel
+from w2c_tui.tui.screens.setup.launch import LaunchBar
+from w2c_tui.tui.screens.setup.providers import ProvidersPanel
+from w2c_tui.tui.screens.setup.save import save_refusal, saved_note, write_config
+from w2c_tui.tui.screens.setup.sweeps import StabilityPanel
+from w2c_tui.tui.screens.setup.values import FormValues, apply_form, values_from_settings
+from w2c_tui.tui.text_entry import typing_into
+from w2c_tui.tui.widgets.model_suggester import ModelSuggester
+from w2c_tui.tui.widgets.nav_bar import NavBar
+from w2c_tui.tui.workspace import Workspace
+
+if TYPE_CHECKING:
+    from w2c_tui.api.probe import ProbeResult
+    from w2c_tui.config import LoadedConfig
+
+VALIDATE_DELAY = 0.2
+
+# The actions bound to a letter: inactive while a field takes text.
+LETTER_ACTIONS = ("test_provider", "check_judge", "add_provider", "edit_provider")
+
+EMBEDDED_NOTICE = (
+    "[b $warning]Simulated endpoint[/]: {why}, so launches use the built-in pseudo-model (no network, no key). "
+    "Real provider: [b]cp config.example.toml config.toml[/], [b]TOKEN_<NAME>=…[/] in [b].env[/] "
+    "— or press [b]a[/] to add one here and [b]ctrl+s[/] to save."
+)
+
+
+class SetupScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+r", "launch", "Launch", id="setup.launch", priority=True),
+        Binding("ctrl+s", "save", "Save config", id="setup.save", priority=True),
+        Binding("t", "test_provider", "Test", id="setup.test", tooltip="Test the connection"),
+        Binding("j", "check_judge", "Check judge", id="setup.check_judge", show=False),
+        Binding("a", "add_provider", "Add", id="setup.add_provider", tooltip="Add a provider"),
+        Binding("e", "edit_provider", "Edit", id="setup.edit_provider", tooltip="Edit the provider"),
+        Binding("delete", "remove_provider", "Remove provider", id="setup.remove_provider", show=False),
+        Binding("escape", "leave_field", "Leave the field", id="setup.leave_field", show=False),
+    ]
+
+    def __init__(self, workspace: Workspace) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.suggester = ModelSuggester()
+        self.errors: dict[str, str] = {}
+        self._validate_timer = None
+        self._clean_values: FormValues | None = None  # the form as config.toml last held it
+
+    # -- layout ----------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        values = values_from_settings(self.workspace.loaded.settings)
+        self.suggester.add(self.workspace.known_models())
+        yield NavBar("setup")
+        yield from self._notices()
+        with VerticalScroll(id="setup-body"):
+            with Horizontal(id="setup-columns"):
+                with Vertical(classes="setup-column"):
+                    yield ProvidersPanel(self.workspace)
+                    yield DataPanel(values)
+                with Vertical(classes="setup-column"):
+                    yield ModelsPanel(values, self.suggester)
+                    yield RunPanel(values, EstimateView(self.workspace))
+                    yield HttpPanel(values)
+                with Vertical(classes="setup-column"):
+                    yield PipelinesPanel(values)
+                    yield StabilityPanel(values)
+        yield LaunchBar()
+        yield Footer()
+
+    def _notices(self) -> ComposeResult:
+        """Why launches would use the simulated endpoint, and a config.toml that could not be used."""
+        if self.workspace.config_error:
+            why = "the configuration could not be loaded (see below)"
+        elif self.workspace.loaded.path is None:
+            why = "no config.toml here"
+        else:
+            why = "config.toml names no provider"
+        notice = Static(Content.from_markup(EMBEDDED_NOTICE.format(why=why)), id="setup-notice")
+        notice.display = self.workspace.loaded.embedded
+        yield notice
+        config_error = Static(id="config-error")
+        config_error.display = bool(self.workspace.config_error)
+        if self.workspace.config_error:
+            config_error.update(f"⚠ config.toml could not be used: {self.workspace.config_error}")
+        yield config_error
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # A letter typed into a field is text: the letter keys are shown dimmed meanwhile.
+        if action in LETTER_ACTIONS and typing_into(self):
+            return None
+        return True
+
+    def action_leave_field(self) -> None:
+        """escape in a field: focus leaves it, so that the letter keys act again."""
+        if typing_into(self):
+            self.set_focus(None)
+
+    def on_mount(self) -> None:
+        self._validate_now()
+        self._clean_values = self._read_values()  # what config.toml holds, as the form shows it
+
+    def on_screen_resume(self) -> None:
+        self.query_one("#setup-notice").display = self.workspace.loaded.embedded
+
+    @property
+    def _providers(self) -> ProvidersPanel:
+        return self.query_one(ProvidersPanel)
+
+    @property
+    def probes(self) -> dict[str, ProbeResult]:
+        """Each provider's last connection test."""
+        return self.query_one(ConnectionTest).probes
+
+    @property
+    def _n_examples(self) -> int | None:
+        """The dataset's size once the estimate has read it (tests wait for it before a snapshot)."""
+        try:
+            return self.query_one(EstimateView).n_examples
+        except NoMatches:
+            return None
+
+    # -- providers -------------------------------------------------------------------
+    def action_add_provider(self) -> None:
+        self._providers.add()
+
+    def action_edit_provider(self) -> None:
+        self._providers.edit()
+
+    def action_remove_provider(self) -> None:
+        self._providers.remove()
+
+    def action_test_provider(self) -> None:
+        values = self._read_values()
+        self._providers.test([*(m.strip() for m in values.target.split(",")), values.judge.strip()])
+
+    @on(ProvidersPanel.Changed)
+    def _providers_changed(self, event: ProvidersPanel.Changed) -> None:
+        self.query_one("#setup-notice").display = self.workspace.loaded.embedded
+        self._schedule_validation()
+        self._note_unsaved()
+        if event.save:
+            self.action_save()
+
+    @on(ConnectionTest.Tested)
+    def _tested(self, event: ConnectionTest.Tested) -> None:
+        if event.result is not None:
+            self.suggester.add(event.result.models)
+        self._show_readiness()
+
+    # -- the form --------------------------------------------------------------------
+    def _read_values(self) -> FormValues:
+        fields: dict[str, Any] = {}
+        for panel in self.query(FormPanel):
+            fields.update(panel.read())
+        return FormValues(**fields)
+
+    @on(Input.Changed)
+    @on(Checkbox.Changed)
+    @on(Select.Changed)
+    @on(RadioSet.Changed)
+    def _form_changed(self) -> None:
+        self._schedule_validation()
+        self._note_unsaved()
+
+    @on(StabilityPanel.RowsChanged)
+    def _sweeps_changed(self) -> None:
+        # After the next refresh: a removed row is gone from the DOM only then.
+        self.call_after_refresh(self._schedule_validation)
+        self.call_after_refresh(self._note_unsaved)
+
+    def _note_unsaved(self) -> None:
+        """Tell the workspace whether the form differs from config.toml (quitting asks first then)."""
+        clean = self._clean_values
+        if clean is None:
+            return  # still mounting: the form shows the file
+        settings, on_disk = self.workspace.loaded.settings, self.workspace.on_disk
+        providers_changed = on_disk is None or settings.providers != on_disk.providers or bool(self._providers.renamed)
+        self.workspace.unsaved_setup = providers_changed or self._read_values() != clean
+
+    def _schedule_validation(self) -> None:
+        if self._validate_timer is not None:
+            self._validate_timer.stop()
+        self._validate_timer = self.set_timer(VALIDATE_DELAY, self._validate_now)
+
+    def validate_form(self) -> Settings | None:
+        settings, errors = apply_form(self.workspace.loaded.settings, self._read_values())
+        self.errors = errors
+        for panel in self.query(FormPanel):
+            panel.show_errors(errors)
+        self._show_readiness()
+        return settings
+
+    def _validate_now(self) -> None:
+        self._validate_timer = None
+        settings = self.validate_form()
+        self.query_one(ModelsPanel).show_family()
+        self.query_one(EstimateView).show_for(settings)
+
+    @on(EstimateView.DatasetRead)
+    def _dataset_read(self, event: EstimateView.DatasetRead) -> None:
+        if event.error:
+            self.query_one(DataPanel).show_dataset_error(event.error)
+        self._show_readiness()
+
+    def _show_readiness(self) -> None:
+        """`✓ ready` only when no field, dataset, config or connection test says otherwise."""
+        connection = self.query_one(ConnectionTest)
+        failed = {
+            name: [check for check, c in probe.checks.items() if not c.ok]
+            for name, probe in connection.probes.items()
+            if name in self.workspace.loaded.settings.providers
+        }
+        self.query_one(LaunchBar).show_readiness(
+            len(self.errors),
+            dataset_error=self.query_one(EstimateView).dataset_error,
+            config_error=self.workspace.config_error,
+            failed_checks=failed,
+            test_error=connection.error,
+        )
+
+    # -- save ------------------------------------------------------------------------
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        prepared = self._prepare_save()
+        if prepared is not None:
+            self._save(*prepared)
+
+    def _prepare_save(self) -> tuple[Settings, Any, dict[str, str]] | None:
+        """The settings, the file and the provider renames to save, or None (the user was told why)."""
+        path = self.workspace.save_path()
+        refusal = save_refusal(self.workspace, path)
+        if refusal:
+            self.notify(refusal, severity="error", timeout=15)
+            return None
+        settings = self.validate_form()
+        if settings is None:
+            self.notify("Fix the marked fields first.", severity="error")
+            return None
+        return settings, path, dict(self._providers.renamed)
+
+    async def save_and_wait(self) -> bool:
+        """Save now and say whether it worked (quitting with unsaved edits waits for this)."""
+        import asyncio
+
+        prepared = self._prepare_save()
+        if prepared is None:
+            return False
+        error = await asyncio.to_thread(write_config, self.workspace, *prepared)
+        if error:
+            self.notify(error, severity="error", timeout=15)
+            return False
+        self._saved(prepared[0], prepared[1])
+        return True
+
+    @background(thread=True, group="save")
+    def _save(self, settings: Settings, path, renamed: dict[str, str]) -> None:
+        error = write_config(self.workspace, settings, path, renamed)
+        if error:
+            self.app.call_from_thread(self.notify, error, severity="error", timeout=15)
+        else:
+            self.app.call_from_thread(self._saved, settings, path)
+
+    def _replace_settings(self, settings: Settings, *, path=None) -> None:
+        self.workspace.replace_settings(settings, path=path)
+        self.post_message(SettingsChanged())  # the app shows where settings come from
+
+    def _saved(self, settings: Settings, path) -> None:
+        self.workspace.on_disk = settings.model_copy(deep=True)
+        self._providers.renamed.clear()
+        self._replace_settings(settings, path=path)
+        self._clean_values = self._read_values()
+        self._note_unsaved()
+        self.notify(saved_note(path), timeout=4)
+
+    # -- launch ----------------------------------------------------------------------
+    def _form_config(self, refusal: str) -> LoadedConfig | None:
+        """The form's settings as the config to launch with, or None (said: `refusal` + the first error)."""
+        settings = self.validate_form()
+        if settings is None:
+            first = next(iter(self.errors.values()), "")
+            self.notify(f"{refusal}: {first}", severity="error", timeout=6)
+            return None
+        self._replace_settings(settings)
+        return dataclasses.replace(self.workspace.loaded, settings=settings)
+
+    @on(Button.Pressed, "#check-judge")
+    def action_check_judge(self) -> None:
+        """The judge-check of the form's judge model, launched like a run (it shows in the Monitor)."""
+        loaded = self._form_config("Cannot check the judge yet")
+        if loaded is not None:
+            self.post_message(StartLaunch(loaded, judge_check=True))
+
+    @on(Button.Pressed, "#launch")
+    def action_launch(self) -> None:
+        loaded = self._form_config("Cannot launch yet")
+        if loaded is not None:
+            self.post_message(StartLaunch(loaded, run_key=loaded.settings.run.run_key or None))

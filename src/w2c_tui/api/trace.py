@@ -38,10 +38,10 @@ RECORD_KEYS = (
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Who is calling: which experiment, pipeline stage and example."""
+    """Who is calling: which pipeline run (exp_name), stage (target, judge, run3-judge) and example."""
 
     exp_name: str | None = None
-    pipeline: str | None = None
+    stage: str | None = None  # a call record's documented `pipeline` key
     uuid: str | None = None
 
 
@@ -81,7 +81,7 @@ def build_record(
         "model": model,
         "endpoint": endpoint,
         "settings": settings,
-        "pipeline": ctx.pipeline if ctx else None,
+        "pipeline": ctx.stage if ctx else None,
         "exp_name": ctx.exp_name if ctx else None,
         "uuid": ctx.uuid if ctx else None,
         "attempt": attempt,

@@ -9,6 +9,7 @@ from w2c_tui.data import Example
 from w2c_tui.metrics import compute_metrics
 from w2c_tui.session.kinds import kind_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
+from w2c_tui.session.models import Metrics
 from w2c_tui.store.jsonl import read_keyed, write_json_atomic
 from w2c_tui.store.layout import AUDIT_SUMMARY_FILE, SessionPaths
 from w2c_tui.session.documents import check_metrics, disagreement
@@ -80,7 +81,7 @@ def write_summaries(
     that a resume has since resolved as history rather than outstanding.
     """
     audit_summary = summarize(read_events(paths.audit_file(exp_name)), obtained)
-    write_json_atomic(paths.metrics_file(exp_name), metrics)
+    write_json_atomic(paths.metrics_file(exp_name), Metrics.written(metrics))
     write_json_atomic(paths.artifacts(exp_name) / AUDIT_SUMMARY_FILE, audit_summary)
     return audit_summary
 

@@ -2,7 +2,8 @@
 
 `store.session.open_manifest` adds what belongs to the folder (schema version, fingerprint,
 run key, timestamps, resume count, endpoints used) and writes it; everything the launch knows
-is built here. The keys are a documented contract (docs/operations-audit-guide.md).
+is built here, checked against the record's model (session/models.Manifest). The keys are a
+documented contract (docs/operations-audit-guide.md).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from w2c_tui.engine.endpoint import public_providers, strip_url_credentials
 from w2c_tui.engine.estimate import plan_estimate
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.redaction import Redactor
+from w2c_tui.session.models import Manifest
 
 
 def redacted_config(loaded: LoadedConfig) -> dict[str, Any]:
@@ -63,4 +65,4 @@ def launch_manifest(
         **({"logprob_probe": redactor.data(logprob_support.to_json())} if logprob_support is not None else {}),
         **({"refused_pipelines": refused} if refused else {}),
     }
-    return redacted_config(loaded), fields
+    return redacted_config(loaded), Manifest.written(fields)

@@ -30,6 +30,7 @@ from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, RUNNING
 from w2c_tui.session import kinds
 from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.jsonl import StorageError
+from w2c_tui.session.models import DoneMarker
 from w2c_tui.store.session import is_done, mark_done
 
 # Errors after which no further example of the pipeline can succeed.
@@ -271,4 +272,4 @@ class SessionRunner:
         metrics["pacing"] = record_pacing(pipeline.ctx.audit, self.client.pacing())
         write_summaries(paths, pipeline.exp_name, metrics, set(rows) & wanted)
         if complete and not is_done(paths, pipeline.exp_name):
-            mark_done(paths, pipeline.exp_name, {"n_examples": len(wanted), "fingerprint": self.plan.fingerprint})
+            mark_done(paths, pipeline.exp_name, DoneMarker.written({"n_examples": len(wanted), "fingerprint": self.plan.fingerprint}))

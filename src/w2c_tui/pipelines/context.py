@@ -46,8 +46,8 @@ class PipelineContext:
     def judge_model(self) -> str:
         return self.settings.models.judge_model
 
-    def call(self, uuid: str, pipeline: str | None = None) -> CallContext:
-        return CallContext(exp_name=self.exp_name, pipeline=pipeline or self.exp_name, uuid=uuid)
+    def call(self, uuid: str, stage: str | None = None) -> CallContext:
+        return CallContext(exp_name=self.exp_name, stage=stage or self.exp_name, uuid=uuid)
 
     def reasoning_effort(self, model: str) -> str | None:
         models = self.settings.models

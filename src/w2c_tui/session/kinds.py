@@ -13,6 +13,15 @@ methods, `pipelines/base.py`); `pipelines/catalog.py` lists those classes. The f
 come from `store.layout`, the one place that names session files.
 
 A new kind is its pipeline class (carrying a `Kind`) plus `pipelines.catalog.register`.
+
+Words, one per thing, in code and docs:
+- **exp_name**: one pipeline run of a session, the name of its checkpoints/ folder and of its
+  entry in the manifest's `exp_names`: a kind's name (`mcq`), or a sweep's
+  `stability_<method>_k=<k>_T=<t>`.
+- **kind**: what a run does (a `Kind` here); **method**: the kind a sweep repeats.
+- **pipeline**: the class that runs a kind (`pipelines/`), and the user's word for a run. The
+  `pipeline` key of call records and audit events is the call's stage (target, judge,
+  run3-judge), kept under the earlier suite's name; in code it is `stage`.
 """
 
 from __future__ import annotations

@@ -58,6 +58,13 @@ class Document(BaseModel):
         model._document = document
         return model
 
+    @classmethod
+    def written(cls, document: dict[str, Any]) -> dict[str, Any]:
+        """`document` unchanged once the model takes every key it declares: writers pass what
+        they write through here, so a value the reader would drop fails where it is made."""
+        cls.model_validate(document)
+        return document
+
     @property
     def document(self) -> dict[str, Any]:
         """The object as read (key order kept) by `of`; a nested or built one: its keys as given

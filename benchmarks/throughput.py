@@ -13,6 +13,8 @@ runs in another process).
 commit's `src/`, from `git archive`): this script runs again with PYTHONPATH=SRC, so that
 tree is both the client and the sim it starts; the table then gives both figures and their
 ratio (after / before), taken in one run on the same machine load.
+`--rounds N` alternates the two trees N times (each round a fresh process per tree) and
+gives each figure's median: this 2-core machine is shared, and its load moves in minutes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -125,31 +128,22 @@ def main() -> None:
     parser.add_argument("--waves", type=int, default=16, help="examples per concurrency slot (at least 20 examples)")
     parser.add_argument("--before", metavar="SRC", help="measure with this source tree first; print both and their ratio")
     parser.add_argument("--rows", action="store_true", help=argparse.SUPPRESS)  # the --before worker: JSON rows only
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --before: alternate the two trees this many times; each figure is the median")
     args = parser.parse_args()
     tune_gc()  # as `w2c-tui run` does
-    before = measure_before(args) if args.before else None
-
-    process, url = start_sim(args.latency_ms, args.imitate)
-    latency = args.latency_ms / 1000.0
-    rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for pipeline in args.pipelines:
-                for concurrency in args.concurrency:
-                    n = max(20, concurrency * args.waves)
-                    row = measure(url, pipeline, concurrency, n, Path(tmp), process.pid)
-                    # llm_judge makes two dependent requests per example: same bound on requests.
-                    row["efficiency"] = row["req_per_s"] / (concurrency / latency)
-                    rows.append(row)
-                    print(json.dumps(row), file=sys.stderr, flush=True)
-    finally:
-        process.terminate()
+    if args.before and not args.rows:
+        # Alternated, so a change in the machine's load falls on both trees alike.
+        before_rounds, after_rounds = [], []
+        for _ in range(max(1, args.rounds)):
+            before_rounds.append(measure_before(args))
+            after_rounds.append(measure_before(args, this_tree()))  # a fresh process too: imports alike
+        print_comparison(args, median_rows(before_rounds), median_rows(after_rounds))
+        return
+    rows = measure_rows(args)
 
     if args.rows:
         print(json.dumps(rows))
-        return
-    if before is not None:
-        print_comparison(args, before, rows)
         return
     print(f"\nsim latency {args.latency_ms:.0f} ms, imitating {args.imitate}, no jitter, no faults; python {sys.version.split()[0]}\n")
     print("| pipeline | concurrency | examples | req/s | ex/s | efficiency | req/example | client CPU ms/req | sim CPU ms/req |")
@@ -162,11 +156,55 @@ def main() -> None:
         )
 
 
-def measure_before(args: argparse.Namespace) -> list[dict]:
-    """The same measurements by the tree at `args.before` (client and sim), in a process of its own."""
+def measure_rows(args: argparse.Namespace) -> list[dict]:
+    """Every pipeline at every concurrency, against a sim of this process's tree."""
+    process, url = start_sim(args.latency_ms, args.imitate)
+    latency = args.latency_ms / 1000.0
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            # A short session first, not counted: the first session of a process imports the engine.
+            warm = Path(tmp) / "warm"
+            warm.mkdir()
+            measure(url, args.pipelines[0], 1, 4, warm, process.pid)
+            for pipeline in args.pipelines:
+                for concurrency in args.concurrency:
+                    n = max(20, concurrency * args.waves)
+                    row = measure(url, pipeline, concurrency, n, Path(tmp), process.pid)
+                    # llm_judge makes two dependent requests per example: same bound on requests.
+                    row["efficiency"] = row["req_per_s"] / (concurrency / latency)
+                    rows.append(row)
+                    print(json.dumps(row), file=sys.stderr, flush=True)
+    finally:
+        process.terminate()
+    return rows
+
+
+def median_rows(rounds: list[list[dict]]) -> list[dict]:
+    """Row by row, the median of each figure over the rounds."""
+    merged = []
+    for rows in zip(*rounds):
+        row = dict(rows[0])
+        for key, value in row.items():
+            if isinstance(value, float):
+                values = [r[key] for r in rows if r[key] is not None]
+                row[key] = statistics.median(values) if values else None
+        merged.append(row)
+    return merged
+
+
+def this_tree() -> str:
+    """The source tree this process imports w2c_tui from."""
+    import w2c_tui
+
+    return str(Path(w2c_tui.__file__).resolve().parents[1])
+
+
+def measure_before(args: argparse.Namespace, src: str | None = None) -> list[dict]:
+    """The same measurements by the tree at `src` (default `args.before`; client and sim), in a process of its own."""
     command = [sys.executable, __file__, "--rows", "--latency-ms", str(args.latency_ms), "--imitate", args.imitate,
                "--waves", str(args.waves), "--concurrency", *map(str, args.concurrency), "--pipelines", *args.pipelines]
-    env = {**os.environ, "PYTHONPATH": str(Path(args.before).resolve())}
+    env = {**os.environ, "PYTHONPATH": str(Path(src or args.before).resolve())}
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -176,6 +214,7 @@ def print_comparison(args: argparse.Namespace, before: list[dict], after: list[d
     # Per example as well as per request: a path that sends fewer, larger requests is judged by both.
     figures = (
         ("req/example", lambda r: r["req_per_example"], ".2f"),
+        ("req/s", lambda r: r["req_per_s"], ".1f"),
         ("ex/s", lambda r: r["ex_per_s"], ".1f"),
         ("efficiency", lambda r: r["efficiency"], ".2f"),
         ("client CPU ms/req", lambda r: r["cpu_ms_per_request"], ".2f"),

@@ -200,6 +200,7 @@ def main() -> None:
     parser.add_argument(
         "--compare-src", metavar="DIR", help="also time the first paint of the package under DIR (e.g. an exported older src/)"
     )
+    parser.add_argument("--paint-only", action="store_true", help="time the first paint only (no generated session)")
     args = parser.parse_args()
 
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="w2c-bench-"))
@@ -220,6 +221,8 @@ def main() -> None:
             wall = min(r[0] for r in runs) / min(r[0] for r in empty)
             cpu = min(r[2] for r in runs) / min(r[2] for r in empty)
             print(f"  {'ratio to the empty app':<30} first frame {wall:5.2f}  CPU {cpu:5.2f}  ({label})")
+        if args.paint_only:
+            return
 
         from w2c_tui.session.data import SessionData
         from w2c_tui.session.rows import load_session_rows

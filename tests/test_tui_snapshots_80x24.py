@@ -112,3 +112,32 @@ def test_delete_session_prompt_80x24(snap_compare, workdir):
         await settle(pilot, lambda: pilot.app.screen.__class__.__name__ == "ConfirmScreen")
 
     assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=ready)
+
+
+def test_session_charts_80x24(snap_compare, workdir):
+    """The legend of the per-class F1 bars sits above the bars, not over them (issue 27)."""
+
+    async def ready(pilot):
+        await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
+        await pilot.press("enter")
+        await settle(pilot, lambda: getattr(pilot.app.screen, "data", None) is not None and pilot.app.screen.info is not None)
+        await pilot.press("g")
+        await settle(pilot, lambda: pilot.app.screen.query("#chart-f1"))
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(workdir), terminal_size=SIZE, run_before=ready)
+
+
+async def test_the_sessions_tree_keeps_the_whole_count_at_80x24(tmp_path, monkeypatch):
+    """`150/150`, never `150/15`: the count comes before the model's name and `complete` is its icon."""
+    from test_tui_snapshots import write_session
+
+    monkeypatch.chdir(tmp_path)
+    workdir = tmp_path / "workdir"
+    write_session(workdir, n_examples=150, target_model="a-model-with-a-rather-long-name")
+    app = make_app(workdir)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: len(app.screen.sessions) == 1)
+        tree = app.screen.query_one("#sessions-tree")
+        lines = [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
+        assert any("150/150" in line for line in lines), lines

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from w2c_tui.config import load_config
-from w2c_tui.tui import workspace as workspace_module
+from w2c_tui.session import reader as reader_module
 from w2c_tui.tui.app import W2cApp
 from w2c_tui.tui.background import log_path
 from w2c_tui.tui.screens.sessions import SessionsScreen
@@ -22,7 +22,7 @@ async def test_a_failing_worker_is_notified_and_logged_with_its_traceback(tmp_pa
     def broken(*args, **kwargs):
         raise RuntimeError("boom while scanning")
 
-    monkeypatch.setattr(workspace_module, "list_sessions", broken)
+    monkeypatch.setattr(reader_module, "list_sessions", broken)  # the workspace imports it when it scans
     app = W2cApp(loaded=load_config(None, environ={}), poll_monitor=False)
     log = log_path(app.workspace.loaded.workdir)
     async with app.run_test(size=(120, 30)) as pilot:

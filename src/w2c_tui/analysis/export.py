@@ -2,7 +2,8 @@
 
 The metrics table has a row per (session, pipeline) with n, accuracy and macro-F1 with their
 95 % bootstrap intervals, the other two macro-F1 variants and the three hallucination rates
-with numerator and denominator. Every number is the one `w2c-tui show --json` prints for
+with numerator and denominator, and for a stability sweep its stability metrics (JSON and CSV:
+k, stability_at_k, mean_consistency_at_k, …, as `show` prints them). Every number is the one `w2c-tui show --json` prints for
 that pipeline (`SessionInfo` metrics: metrics.json, or recomputed from the rows when that is
 stale). Rounding: JSON and CSV carry the values unrounded, exactly as `show --json`;
 Markdown and LaTeX print them with three decimals (Python's `format(x, ".3f")`).
@@ -55,6 +56,7 @@ DIGITS = 3
 # The metrics shown, as the metrics document declares them (session/models.py: its groups).
 HEADLINE = Metrics.group("headline")  # a field with an `interval` adds <key>_ci95_low/_high
 HALLUCINATIONS = tuple((field.key.removesuffix("_hallucination_rate"), field.key) for field in Metrics.group("hallucination"))
+STABILITY = tuple(field.key for field in Metrics.group("stability"))  # a sweep's, as `show` prints them; empty elsewhere
 
 #: columns of the metrics table, in order (JSON keys, CSV header)
 SUMMARY_COLUMNS = (
@@ -65,6 +67,7 @@ SUMMARY_COLUMNS = (
         for column in ((field.key, f"{field.key}_ci95_low", f"{field.key}_ci95_high") if field.interval else (field.key,))
     ),
     *(f"{name}_hallucination_{part}" for name, _ in HALLUCINATIONS for part in ("rate", "numerator", "denominator")),
+    *STABILITY,
 )
 
 
@@ -103,6 +106,8 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
                 record[f"{name}_hallucination_rate"] = rate if isinstance(rate, (int, float)) else None
                 record[f"{name}_hallucination_numerator"] = value.numerator if isinstance(value, Rate) else None
                 record[f"{name}_hallucination_denominator"] = value.denominator if isinstance(value, Rate) else None
+            for key in STABILITY:
+                record[key] = getattr(m, key)
             records.append(record)
     return records
 

@@ -14,7 +14,7 @@ import httpx
 from w2c_tui.api.attempt import Outcome, exchange
 from w2c_tui.api.bad_response import BadAnswerError
 from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
-from w2c_tui.api.pool import ShardedHttp
+from w2c_tui.api.pool import ShardedHttp, shared_tls
 from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
 from w2c_tui.api.pacing import PacingTally
 from w2c_tui.api.token_budget import estimate_tokens, used_tokens
@@ -266,7 +266,7 @@ class ApiClient:
         settings.check_token()
         headers = auth_headers(settings.token)
         timeout = httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds))
-        tls = httpx.create_ssl_context()  # one per provider: loading CA certificates costs ~15 ms each
+        tls = shared_tls()  # loading CA certificates costs ~20 ms: once per process
 
         def make_client(connections: int) -> httpx.AsyncClient:
             return httpx.AsyncClient(

@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.client import ApiClient
+from w2c_tui.api.pool import shared_tls
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.retry import (
     ApiError,
@@ -316,7 +317,7 @@ async def list_models(
     so one passing fault must not decide it, while a wrong base URL is still told in seconds.
     """
     if client is None:
-        async with httpx.AsyncClient(timeout=timeout) as own:
+        async with httpx.AsyncClient(timeout=timeout, verify=shared_tls()) as own:
             return await list_models(base_url, token, timeout=timeout, client=own, policy=policy)
     if policy is None:
         return await _list_models_once(client, base_url, token)
@@ -392,7 +393,7 @@ async def _connection(name: str, base_url: str, token: str | None, model: str | 
     result = ProbeResult(name)
     headers = auth_headers(token)
     base = base_url.rstrip("/")
-    async with httpx.AsyncClient(timeout=timeout, headers=headers) as client:
+    async with httpx.AsyncClient(timeout=timeout, verify=shared_tls(), headers=headers) as client:
         listing = await list_models(base, token, timeout=timeout, client=client)
         failure = listing.unreachable or listing.unreadable
         if failure:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from w2c_tui.api.pool import shared_tls
 from w2c_tui.api.providers import auth_headers
 
 VERSION_ENDPOINT = "/version"
@@ -29,7 +30,7 @@ async def server_version(base_url: str, token: str | None, *, timeout: float = 5
     url = version_url(base_url)
     headers = auth_headers(token)
     try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
+        async with httpx.AsyncClient(timeout=timeout, verify=shared_tls()) as client:
             response = await client.get(url, headers=headers)
         body = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ValueError):

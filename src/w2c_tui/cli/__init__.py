@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     from w2c_tui.cli import judge_check_cmd
 
     judge_check_cmd.register(sub)
+    from w2c_tui.cli import prefer_cmd
+
+    prefer_cmd.register(sub)
     from w2c_tui.cli import compare_cmd
 
     compare_cmd.register(sub)

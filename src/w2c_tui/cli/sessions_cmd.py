@@ -101,10 +101,26 @@ def _pipeline_json(p) -> dict:
     return document
 
 
+def _run_key_session(args: argparse.Namespace) -> Path | None:
+    """`show RUN_KEY`: the run key's session when it has one (several: say which to pick)."""
+    text = str(args.session_dir)
+    if Path(text).exists() or "/" in text or not text.strip():
+        return None
+    try:
+        runs = workdir_of(args) / "runs" / text / "sessions"
+    except Exception:  # noqa: BLE001 - no usable config: the folder's own error message follows
+        return None
+    found = sorted(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
+    if len(found) > 1:
+        names = ", ".join(p.name for p in found)
+        raise CliError(f"run key {text} has {len(found)} sessions ({names}): show one of them, e.g. {found[0]}")
+    return found[0] if found else None
+
+
 def show(args: argparse.Namespace) -> int:
     from w2c_tui.session.reader import NotASession, open_session
 
-    root = Path(args.session_dir)
+    root = _run_key_session(args) or Path(args.session_dir)
     try:
         info = open_session(root)
     except NotASession as exc:

@@ -118,15 +118,23 @@ def judge_show_lines(metrics: Metrics | dict | None) -> list[str]:
 
     from w2c_tui.session.models import as_metrics
 
-    figures = as_metrics(metrics).judge_check
-    return [f"      {line}" for line in figures_lines(figures)] if isinstance(figures, dict) else []
+    from w2c_tui.preference.text import figures_lines as preference_lines
+
+    m = as_metrics(metrics)
+    figures = m.judge_check
+    lines = figures_lines(figures) if isinstance(figures, dict) else []
+    return [f"      {line}" for line in lines + preference_lines(m.document)]
 
 
 def judge_session_note(info):
-    """The judge link of a session whose pipelines use a judge (None for others)."""
+    """The judge link of a session whose pipelines use a judge (None for others); a `prefer`
+    session's is the link to its judge's newest prefer-check."""
     from w2c_tui.judge_check.link import judge_note
+    from w2c_tui.preference.link import preference_note
 
-    return judge_note(info.paths.root, info.manifest_json, [p.exp_name for p in info.pipelines])
+    exp_names = [p.exp_name for p in info.pipelines]
+    note = preference_note(info.paths.root, info.manifest_json, exp_names)
+    return note if note is not None else judge_note(info.paths.root, info.manifest_json, exp_names)
 
 
 def judge_note_lines(note) -> list[str]:

@@ -119,13 +119,14 @@ def planned_pipelines(settings: Settings) -> list[tuple[str, str, int]]:
     return [(name, name, 1) for name in pipelines] + [(s.exp_name, s.method, s.k) for s in sweeps]
 
 
-def prompt_chars_per_method(examples: list[Any]) -> dict[str, float]:
-    """Mean prompt characters per example of each kind, measured on a sample."""
+def prompt_chars_per_method(examples: list[Any], methods: list[str] | None = None) -> dict[str, float]:
+    """Mean prompt characters per example of each kind (default: the selectable ones; a
+    judge-check names its own), measured on a sample."""
     from w2c_tui.pipelines import pipeline_class  # the pipeline classes load when measured, not with the Setup screen
 
     sample = examples[:: max(1, len(examples) // _SAMPLE)][:_SAMPLE]
     measured: dict[str, float] = {}
-    for kind in kinds.kinds():
+    for kind in kinds.kinds() if methods is None else [kinds.get(m) for m in dict.fromkeys(methods)]:
         chars = pipeline_class(kind).prompt_chars
         measured[kind.name] = sum(chars(e) for e in sample) / len(sample) if sample else 0.0
     return measured
@@ -214,7 +215,7 @@ def estimate(
 def plan_estimate(settings: Settings, plan: Any) -> dict[str, Any]:
     """The estimate of one planned session (engine.plan.SessionPlan), as the manifest records it."""
     pipelines = [(name, name, 1) for name in plan.pipelines] + [(s.exp_name, s.method, s.k) for s in plan.sweeps]
-    chars = prompt_chars_per_method(plan.examples)
+    chars = prompt_chars_per_method(plan.examples, [method for _, method, _ in pipelines])
     return estimate(settings, len(plan.examples), chars, plan.target_model, pipelines).as_dict()
 
 

@@ -7,12 +7,14 @@ from typing import Any
 
 from w2c_tui.data import Example
 from w2c_tui.metrics import compute_metrics
+from w2c_tui.metrics.compute import INVALID_LABEL
 from w2c_tui.session.kinds import kind_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
 from w2c_tui.session.models import Metrics
 from w2c_tui.store.jsonl import read_keyed, write_json_atomic
 from w2c_tui.store.layout import AUDIT_SUMMARY_FILE, SessionPaths
 from w2c_tui.session.documents import check_metrics, disagreement
+from w2c_tui.session.reader import read_session, save_summary
 from w2c_tui.store.jsonl import read_document
 
 # A UUID written twice in a primary checkpoint with different labels; the last row wins.
@@ -29,11 +31,13 @@ def metrics_for(
     seed: int,
 ) -> dict[str, Any]:
     """metrics.json of one pipeline; coercions become audit events (once per UUID and type)."""
+    kind = kind_of(exp_name)
     emit = _metrics_emitter(audit) if audit is not None else None
+    if emit is not None and kind is not None and not kind.predicts_labels:
+        emit = _without(INVALID_LABEL, emit)  # a preference tie has no label: no coercion to audit
     predictions = {uuid: label_of(row) for uuid, row in rows.items()}
     metrics = compute_metrics(examples, predictions, on_event=emit, bootstrap_seed=seed)
     metrics["exp_name"] = exp_name
-    kind = kind_of(exp_name)
     if kind is None:
         return metrics
     if kind.variants:  # the same predictions read several ways: metrics per variant
@@ -54,6 +58,16 @@ def metrics_for(
             summary.pop("mode_classification", None)  # the classification keys above are of the primary labels
             metrics.update(summary)
     return metrics
+
+
+def _without(fallback_type: str, emit):
+    """`emit`, silent for one event type."""
+
+    def filtered(kind: str, uuid: str, details: dict[str, Any]) -> None:
+        if kind != fallback_type:
+            emit(kind, uuid, details)
+
+    return filtered
 
 
 def _metrics_emitter(audit: AuditLog):
@@ -84,6 +98,15 @@ def write_summaries(
     write_json_atomic(paths.metrics_file(exp_name), Metrics.written(metrics))
     write_json_atomic(paths.artifacts(exp_name) / AUDIT_SUMMARY_FILE, audit_summary)
     return audit_summary
+
+
+def write_session_summary(paths: SessionPaths) -> None:
+    """session_summary.json once every pipeline of the launch is finalized (under its lock): a
+    listing then reads it instead of the rows (session/summary.py; never raises: it is a cache)."""
+    try:
+        save_summary(read_session(paths.root, use_summary=False))
+    except Exception:  # noqa: BLE001 - a cache that cannot be written must not fail the run
+        pass
 
 
 def audit_label_conflicts(primary: Path, label_of, audit: AuditLog) -> int:

@@ -28,6 +28,7 @@ from w2c_tui.engine.resume import find_session, retarget
 from w2c_tui.engine.runner import SessionRunner
 from w2c_tui.engine.state import RunState
 from w2c_tui.redaction import Redactor
+from w2c_tui.session.simulated import is_simulator
 from w2c_tui.status import REFUSED
 from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.lock import SessionLock, SessionLockedError
@@ -44,6 +45,11 @@ class SessionOutcome:
     @property
     def ok(self) -> bool:
         return bool(self.statuses) and all(s == "complete" for s in self.statuses.values())
+
+    def __repr__(self) -> str:
+        # Short: asyncio.run formats its result's repr as it restores SIGINT (Python 3.11), and
+        # the generated one spells out every example of the plan (70 ms and 3 MB at 512).
+        return f"SessionOutcome({self.plan.paths.root}, {self.statuses})"
 
 
 class Launch:
@@ -153,6 +159,8 @@ class Launch:
             if not recorded:
                 recorded = True
                 identity = server_identity(data, headers.get("server") if headers is not None else None)
+                if is_simulator(identity, headers):  # a standalone `w2c-tui sim` used as a provider
+                    self.states[plan.fingerprint].simulated = True
                 identity = {k: (self.redactor.text(v) if isinstance(v, str) else v) for k, v in identity.items()}
                 identity["endpoint"] = endpoint
                 try:

@@ -16,6 +16,7 @@ from w2c_tui.engine.finalize import (
     metrics_stale,
     unusable_judge,
     unusable_labels,
+    write_session_summary,
     write_summaries,
 )
 from w2c_tui.engine.plan import SessionPlan
@@ -106,6 +107,7 @@ class SessionRunner:
                 progress.status = CANCELLED if isinstance(result, asyncio.CancelledError) else FAILED
                 progress.message = progress.message or self.redactor.text(str(result))
             statuses[pipeline.exp_name] = progress.status
+        await asyncio.to_thread(write_session_summary, self.plan.paths)  # what `sessions` lists, without the rows
         return statuses
 
     def cancel(self) -> None:
@@ -157,7 +159,12 @@ class SessionRunner:
             pipeline.close()
             progress.finished_at = progress.clock()
         try:
-            await asyncio.to_thread(self._finalize, pipeline, progress)
+            # Shielded: a cancel (quit) during this last step must not leave rows without metrics.json.
+            finalizing = asyncio.ensure_future(asyncio.to_thread(self._finalize, pipeline, progress))
+            try:
+                await asyncio.shield(finalizing)
+            except asyncio.CancelledError:
+                await finalizing
         except StorageError as exc:  # metrics.json cannot be written: the rows are, show rebuilds from them
             progress.status = FAILED
             progress.message = progress.message or self.redactor.text(exc.advice(self.plan.paths.run_key))

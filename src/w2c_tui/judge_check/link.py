@@ -140,9 +140,10 @@ def _sessions(run: Path) -> list[Path]:
 
 
 def uses_judge(exp_names: list[str]) -> bool:
-    """Whether any of these pipelines has a judge label answers (a judge-check itself does not count)."""
+    """Whether any of these pipelines has a judge label answers (a judge-check itself does not
+    count, nor a preference session: its judge compares answers, checked by prefer-check)."""
     used = (kinds.method_kind(exp_name) for exp_name in exp_names)
-    return any(kind is not None and kind.uses_judge and kind.name != JUDGE_CHECK for kind in used)
+    return any(kind is not None and kind.uses_judge and kind.selectable and kind.name != JUDGE_CHECK for kind in used)
 
 
 def judge_note(root: Path, manifest: dict[str, Any] | None, exp_names: list[str]) -> JudgeNote | None:

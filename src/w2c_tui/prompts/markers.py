@@ -6,3 +6,5 @@ in the last user message.
 
 JUDGE_MARKER = '{"classification":'
 MCQ_MARKER = "Reply with a single digit"
+# The preference prompt (prompts/preference.py): the sim answers it as the preference judge.
+PREFERENCE_MARKER = '{"preferred":'

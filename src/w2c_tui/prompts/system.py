@@ -8,6 +8,7 @@ that should see them as structured tools instead.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -32,8 +33,14 @@ _RULES_NO_TOOLS = "If you cannot answer the request reliably yourself, say that 
 
 def tool_lines(tools: tuple[str, ...] | list[str]) -> str:
     """One `<tool>{json}</tool>` line per tool; '' when there are none."""
-    # Re-serialise so stray whitespace in the dataset strings cannot vary the prompt.
-    return "\n".join(f"<tool>{json.dumps(json.loads(t), ensure_ascii=False)}</tool>" for t in tools)
+    return "\n".join(_tool_line(t) for t in tools)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tool_line(tool: str) -> str:
+    # Re-serialise so stray whitespace in the dataset strings cannot vary the prompt. Cached:
+    # a tool is shown in about two examples of When2Call and in every prompt of one (issue 25).
+    return f"<tool>{json.dumps(json.loads(tool), ensure_ascii=False)}</tool>"
 
 
 def system_prompt(example: Example) -> str:

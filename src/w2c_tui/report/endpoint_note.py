@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from w2c_tui.session.simulated import is_simulator
+
 
 class Part(NamedTuple):
     label: str  # "" for a part that is all value
@@ -18,7 +20,9 @@ def endpoint_parts(manifest: dict[str, Any] | None) -> list[Part]:
     identity = manifest.get("server_identity") or {}
     parts = []
     if endpoint.get("target"):
-        kind = " (simulated)" if manifest.get("simulated") else ""
+        simulated = manifest.get("simulated") or is_simulator(identity if isinstance(identity, dict) else None)
+        # Not "simulated (simulated)": the embedded endpoint's name says it already.
+        kind = " (simulated)" if simulated and "simulated" not in str(endpoint["target"]) else ""
         parts.append(Part("endpoint", f"{endpoint['target']}{kind}"))
     said = " · ".join(str(identity[k]) for k in ("server", "model", "system_fingerprint") if identity.get(k))
     if said:

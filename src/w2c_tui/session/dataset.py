@@ -160,6 +160,10 @@ class SessionDataset:
             from w2c_tui.session.answer_keys import reference_examples
 
             found.update(reference_examples(uuids - found.keys(), examples))
+        for key in uuids - found.keys():  # a preference call's row, <uuid>#…#<call>: the example, gold kept
+            uuid = key.partition("#")[0]
+            if uuid != key and key.rpartition("#")[2].isdigit() and uuid in examples:
+                found[key] = dataclasses.replace(examples[uuid], uuid=key)
         return found
 
     def _with_own_gold(self, found: dict[str, Any], changed: tuple[Path, str] | None = None) -> dict[str, Any]:

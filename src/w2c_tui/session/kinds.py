@@ -37,6 +37,7 @@ from w2c_tui.store.layout import (
     LOGPROB_DEBUG,
     LOGPROB_PREDICTIONS,
     MCQ_PREDICTIONS,
+    PREFERENCE_CALLS,
     TARGET_RESPONSES,
 )
 from w2c_tui.store.layout import stability_exp_name as sweep_exp_name  # noqa: F401 - the registry's name for it
@@ -86,9 +87,12 @@ class Kind:
     variant_field: str = "predicted_label_{variant}"
     row_counts: Mapping[str, Callable[[dict[str, Any]], bool]] = field(default_factory=dict)  # metric -> row test
     summary: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None  # (rows) -> merged into metrics.json
-    trace_view: str = "row"  # the Trace screen's body: "judge", "mcq", "logprob", "stability" or "row"
+    trace_view: str = "row"  # the Trace screen's body: "judge", "mcq", "logprob", "stability", "preference" or "row"
     trace_hint: str = ""  # how this kind's calls read (the tooltip of its Trace section)
     selectable: bool = True  # one of the pipelines (config do_<name>, --only <name>)
+    # A row's label predicts the example's behaviour. False (preference calls): the label is
+    # auxiliary and may be absent (a tie), so a missing one is not audited as a coercion.
+    predicts_labels: bool = True
     short_name: str = ""  # in narrow table columns ("lp"); the name itself when empty
 
     @property
@@ -214,6 +218,18 @@ def stability_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def judge_check_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from w2c_tui.metrics.judge_check import judge_check_summary as summary
+
+    return summary(rows)
+
+
+def preference_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from w2c_tui.metrics.preference import preference_summary as summary
+
+    return summary(rows)
+
+
+def preference_check_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from w2c_tui.metrics.preference import preference_check_summary as summary
 
     return summary(rows)
 
@@ -351,11 +367,58 @@ JUDGE_CHECK = register(
             ),
         ),
         cost_note="one judge request per reference answer (k with --k); a repair adds one, rarely",
+        completion_tokens=25,  # the judge's JSON label, as in llm_judge
+        completion_limit_keys=("judge_max_tokens",),
         uses_judge=True,
         summary=judge_check_summary,
         trace_view="row",  # its row lists the k labels and replies; the calls show each request
         trace_hint="the judge labels one reference answer whose label is known",
         selectable=False,
         short_name="jchk",
+    )
+)
+
+# Pairwise preference (`w2c-tui prefer A B`, `w2c-tui prefer-check`): not selectable either; their
+# launches (preference/launch.py) run them. One row per judge call, keyed <pair>#<call>, so a
+# resumed session sends only the missing calls; a call's label is that of the answer it preferred.
+PREFERENCE_FIELDS = (
+    "uuid", "pair", "example_uuid", "call", "order", "verdict", "preferred", "predicted_label", "reason",
+    "judge_raw", "judge_used_retry", "gold_label", "label_a", "label_b", "answer_a", "answer_b", "judge_model",
+    "temperature", "k", "api_seed",
+)
+
+PREFER = register(
+    Kind(
+        name="prefer",
+        endpoint=CHAT,
+        files=(CheckpointFile(PREFERENCE_CALLS, PREFERENCE_FIELDS),),
+        cost_note="one judge request per pair and call (k per pair, order swapped on alternate calls); a repair adds one, rarely",
+        completion_tokens=40,  # {"preferred": "1", "reason": "<one sentence>"}
+        completion_limit_keys=("judge_max_tokens",),
+        uses_judge=True,
+        summary=preference_summary,
+        trace_view="preference",
+        trace_hint="the judge compares session A's and B's answers to one question (Response 1 / Response 2)",
+        selectable=False,
+        predicts_labels=False,
+        short_name="pref",
+    )
+)
+
+PREFER_CHECK = register(
+    Kind(
+        name="prefer_check",
+        endpoint=CHAT,
+        files=(CheckpointFile(PREFERENCE_CALLS, PREFERENCE_FIELDS),),
+        cost_note="one judge request per (example, wrong reference answer) and call; a repair adds one, rarely",
+        completion_tokens=40,
+        completion_limit_keys=("judge_max_tokens",),
+        uses_judge=True,
+        summary=preference_check_summary,
+        trace_view="preference",
+        trace_hint="the judge compares the right reference answer (A) with a wrong one (B)",
+        selectable=False,
+        predicts_labels=False,
+        short_name="pchk",
     )
 )

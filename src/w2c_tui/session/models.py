@@ -357,6 +357,63 @@ class DoneMarker(Document):
 Metrics.model_rebuild()
 
 
+# -- session_summary.json ---------------------------------------------------------------
+
+
+class PipelineSummary(BaseModel):
+    """One pipeline as the reader last found it: its verdict over the rows (session/summary.py)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    done_marker_found: bool  # `_DONE.json` exists
+    done: bool  # ... and the rows bear it out
+    status: str
+    n_obtained: int | None = None
+    n_planned: int | None = None
+    metrics: dict[str, Any] | None  # metrics.json as checked, or recomputed from the rows
+    reasons: list[str]  # why its files cannot be taken as written (damage)
+    notes: list[str]  # shown differently from the files, without damage
+
+
+class SessionSummary(BaseModel):
+    """session_summary.json: what listing a session needs, and the sizes and mtimes of the files
+    it was computed from (`inputs`: path under the session -> [size, mtime_ns, inode]). Strict: a
+    summary of any other shape is not used (`read` gives None), never half-trusted."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    SCHEMA_VERSION: ClassVar[int] = 1
+
+    schema_version: int
+    written_at: str
+    status: str
+    n_examples: int | None = None
+    inputs: dict[str, list[int]]
+    pipelines: dict[str, PipelineSummary]
+
+    @classmethod
+    def read(cls, document: dict[str, Any]) -> "SessionSummary | None":
+        """The model of a summary's object; None when it is not of this shape or version."""
+        try:
+            return cls._usable(cls.model_validate(document))
+        except ValidationError:
+            return None
+
+    @classmethod
+    def read_json(cls, data: bytes) -> "SessionSummary | None":
+        """`read` of the file's bytes, parsed and checked in one pass (a listing reads hundreds)."""
+        try:
+            return cls._usable(cls.model_validate_json(data))
+        except ValidationError:  # not JSON, cut, or another shape
+            return None
+
+    @classmethod
+    def _usable(cls, summary: "SessionSummary") -> "SessionSummary | None":
+        if summary.schema_version != cls.SCHEMA_VERSION or any(len(v) != 3 for v in summary.inputs.values()):
+            return None
+        return summary
+
+
 # -- what the reader derives --------------------------------------------------------------
 
 

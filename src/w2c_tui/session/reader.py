@@ -8,15 +8,18 @@ as `damaged` reasons. Which layout a session has is decided here once (`SessionI
 
 from __future__ import annotations
 
+import os
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
 from w2c_tui.session import earlier_suite, kinds
+from w2c_tui.session import summary as summary_file
 from w2c_tui.session.dataset import SessionDataset
 from w2c_tui.session.documents import check_manifest, check_metrics, disagreement
-from w2c_tui.session.models import DoneMarker, Manifest, Metrics, MlflowIds, manifest_of, metrics_of
+from w2c_tui.session.models import DoneMarker, Manifest, Metrics, MlflowIds, PipelineSummary, manifest_of, metrics_of
 from w2c_tui.status import COMPLETE, FAILED, PARTIAL, normalize, session_status
 from w2c_tui.store.jsonl import read_document
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
@@ -91,6 +94,20 @@ class PipelineInfo:
     def done(self) -> bool:
         """Finished: `_DONE.json` written and the rows it counts on disk."""
         return self._verdict.done
+
+    @property
+    def verdict_document(self) -> dict[str, Any] | None:
+        """metrics.json as checked against the rows, or recomputed from them (what a summary keeps)."""
+        return self._verdict.document
+
+    @classmethod
+    def summarised(cls, exp_name: str, summary: PipelineSummary, **context: Any) -> "PipelineInfo":
+        """The pipeline as a fresh session_summary.json found it: its verdict without reading the rows
+        (they are still read when asked for: `rows`, `audit_summary`)."""
+        pipeline = cls(exp_name, summary.done_marker_found, summary.metrics, reasons=summary.reasons, **context)
+        pipeline._verdict_ = _Verdict(summary.done, summary.metrics)
+        pipeline.notes = list(summary.notes)
+        return pipeline
 
     @property
     def reasons(self) -> list[str]:
@@ -232,6 +249,12 @@ class SessionInfo:
     problems: list[str] = field(default_factory=list)
     # Its When2Call examples, resolved once for every reader of this session.
     dataset: SessionDataset = field(init=False, repr=False)
+    # Read from the rows: the sizes, mtimes and inodes of the files read (session/summary.py), taken
+    # before reading them, so a summary can be written; None when read from a fresh summary.
+    inputs: dict[str, list[int]] | None = field(default=None, repr=False)
+    # Read from a fresh summary: the inputs it vouched for (a later listing reuses this record
+    # while they hold: `_listed`).
+    summary_inputs: dict[str, list[int]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # Gold labels are the session's own: those its rows stored (session/dataset.py).
@@ -315,7 +338,10 @@ class SessionInfo:
 
     @property
     def simulated(self) -> bool:
-        return bool(self.manifest and self.manifest.simulated)
+        """The embedded simulator, or a standalone `w2c-tui sim` as a provider (its answers say so)."""
+        from w2c_tui.session.simulated import is_simulator
+
+        return bool(self.manifest and (self.manifest.simulated or is_simulator(self.manifest.server_identity)))
 
     @property
     def n_examples(self) -> int | None:
@@ -357,11 +383,12 @@ class SessionInfo:
         }
 
 
-def read_session(root: Path) -> SessionInfo:
-    """One session as far as it can be read; what cannot be is in `damaged`, never raised."""
+def read_session(root: Path, *, use_summary: bool = False) -> SessionInfo:
+    """One session as far as it can be read; what cannot be is in `damaged`, never raised.
+    `use_summary`: take the pipelines' verdicts from a fresh session_summary.json (listings)."""
     paths = SessionPaths(Path(root))
     try:
-        return _read_session(paths)
+        return _read_session(paths, use_summary)
     except Exception as exc:  # noqa: BLE001 - one session's damage must not hide the others
         return SessionInfo(paths, None, problems=[f"unreadable: {type(exc).__name__}: {exc}"])
 
@@ -384,7 +411,7 @@ def open_session(root: Path) -> SessionInfo:
     return info
 
 
-def _read_session(paths: SessionPaths) -> SessionInfo:
+def _read_session(paths: SessionPaths, use_summary: bool = False) -> SessionInfo:
     problems: list[str] = []
     manifest, reason = read_document(paths.manifest)
     problems += [reason] if reason else []
@@ -396,6 +423,16 @@ def _read_session(paths: SessionPaths) -> SessionInfo:
     # Which layout the session has is decided here, once: readers ask `info.earlier`.
     origin = earlier_suite.ORIGIN_EARLIER if earlier_suite.is_earlier_suite(paths, manifest) else earlier_suite.ORIGIN_OURS
     info = SessionInfo(paths, manifest, origin=origin, problems=problems)
+    if origin == earlier_suite.ORIGIN_OURS:  # the earlier suite's folders get no summary (we never write there)
+        fresh = summary_file.load_fresh(paths, exp_names) if use_summary else None
+        if fresh is not None:
+            for exp_name, verdict in fresh.pipelines.items():
+                info.pipelines.append(
+                    PipelineInfo.summarised(exp_name, verdict, paths=paths, manifest=manifest, dataset=info.dataset)
+                )
+            info.summary_inputs = fresh.inputs
+            return info
+        info.inputs = summary_file.snapshot(paths, exp_names)  # before the files are read: a change meanwhile shows
 
     def planned() -> set[str]:
         return set().union(*(p.rows.keys() for p in info.pipelines))
@@ -443,15 +480,69 @@ def session_started(root: Path) -> bool:
 
 
 def list_sessions(workdir: Path, *, warm: bool = False) -> list[SessionInfo]:
-    """Every runs/<RUN_KEY>/sessions/<FP> under the workdir, newest first (`warm`: see SessionInfo.warm)."""
+    """Every runs/<RUN_KEY>/sessions/<FP> under the workdir, newest first (`warm`: see SessionInfo.warm).
+
+    A session with a fresh session_summary.json is read from it; one read from its rows gets
+    a summary written for the next listing where that is allowed (session/summary.py)."""
     runs = Path(workdir) / "runs"
     sessions = []
     if runs.is_dir():
-        for session_dir in _session_dirs(runs):
-            info = read_session(session_dir)
-            sessions.append(_warmed(info) if warm else info)
+        found = _session_dirs(runs)
+        _forget_gone(runs, found)
+        for session_dir in found:
+            with _reading(session_dir):  # two listings at once: the second reuses the first's read
+                info = _listed(session_dir)
+                if info is None:
+                    info = read_session(session_dir, use_summary=True)
+                    _summarise(info)
+                info = _warmed(info) if warm else info
+                if info.summary_inputs is not None:
+                    with _LISTED_LOCK:
+                        _LISTED[session_dir] = info
+            sessions.append(info)
     sessions.sort(key=lambda s: (s.created_at, s.run_key), reverse=True)
     return sessions
+
+
+# Sessions a listing read from a fresh summary, by folder: the next listing (the app scans again
+# on reload, on returning to its Sessions screen, and several times as it starts) reuses the
+# record while every input the summary vouched for is unchanged (their sizes, mtimes and inodes
+# are all it reads).
+_LISTED: dict[Path, SessionInfo] = {}
+_LISTED_LOCK = threading.Lock()  # guards the two maps
+_READING: dict[Path, threading.Lock] = {}  # one listing reads a session at a time
+
+
+def _reading(session_dir: Path) -> threading.Lock:
+    with _LISTED_LOCK:
+        return _READING.setdefault(session_dir, threading.Lock())
+
+
+def _forget_gone(runs: Path, found: list[Path]) -> None:
+    """Drop the records of sessions under `runs` that are gone (deleted, moved)."""
+    present = set(found)
+    with _LISTED_LOCK:
+        for key in [k for k in _LISTED if k not in present and k.parents[2] == runs]:
+            del _LISTED[key]
+            _READING.pop(key, None)
+
+
+def _listed(session_dir: Path) -> SessionInfo | None:
+    with _LISTED_LOCK:
+        info = _LISTED.get(session_dir)
+    if info is None or info.summary_inputs is None:
+        return None
+    exp_names = [p.exp_name for p in info.pipelines]
+    try:
+        with os.scandir(session_dir / "checkpoints") as entries:
+            found = sorted(entry.name for entry in entries if entry.is_dir())
+    except OSError:
+        found = None
+    if found != exp_names or summary_file.snapshot(info.paths, exp_names) != info.summary_inputs:
+        with _LISTED_LOCK:
+            _LISTED.pop(session_dir, None)
+        return None
+    return info
 
 
 def _session_dirs(runs: Path) -> list[Path]:
@@ -467,6 +558,37 @@ def _session_dirs(runs: Path) -> list[Path]:
         except OSError:
             continue  # no sessions/ folder, or one that cannot be read
     return found
+
+
+def save_summary(info: SessionInfo) -> bool:
+    """Write session_summary.json of a session read from its rows (its verdicts computed here if
+    not yet); False when it was not written. Never raises: the summary is a cache."""
+    if info.inputs is None or info.earlier or not info.pipelines:
+        return False
+    pipelines = {}
+    for p in info.pipelines:
+        obtained, planned = p.metrics.coverage if p.metrics else (None, None)
+        pipelines[p.exp_name] = PipelineSummary(
+            done_marker_found=p.done_marker_found,
+            done=p.done,
+            status=p.status,
+            n_obtained=obtained if isinstance(obtained, int) else None,
+            n_planned=planned if isinstance(planned, int) else None,
+            metrics=p.verdict_document,
+            reasons=list(p.reasons),
+            notes=list(p.notes),
+        )
+    try:
+        document = summary_file.document(info.status, info.n_examples, pipelines, info.inputs)
+        return summary_file.save(info.paths, document, info.inputs)
+    except Exception:  # noqa: BLE001 - a cache that cannot be written must not fail a listing or a run
+        return False
+
+
+def _summarise(info: SessionInfo) -> None:
+    """Write the summary of a session just read from its rows, where a listing may."""
+    if summary_file.may_write(info.paths.root):
+        save_summary(info)
 
 
 def _warmed(info: SessionInfo) -> SessionInfo:

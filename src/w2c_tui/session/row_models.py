@@ -141,6 +141,27 @@ class JudgeCheckRow(Row):
     answer_text: Text = None
 
 
+class PreferenceRow(Row):
+    """checkpoints/prefer|prefer_check/preference_calls.jsonl: one judge call on one pair,
+    keyed <pair>#<call>; `predicted_label` is the label of the answer it preferred."""
+
+    pair: Any = None
+    example_uuid: Any = None
+    call: Any = None
+    order: Any = None  # "AB": A in position 1; "BA": B in position 1
+    verdict: Any = None  # "1", "2", "tie"; None when unreadable
+    preferred: Any = None  # "A", "B", "tie"; None when unreadable
+    reason: Text = None
+    judge_raw: Text = None
+    judge_used_retry: Any = None
+    label_a: Any = None
+    label_b: Any = None
+    answer_a: Text = None
+    answer_b: Text = None
+    judge_model: Any = None
+    k: Any = None
+
+
 # The row model of each kind's primary checkpoint (by kind name; sweeps share "stability").
 ROW_MODELS: dict[str, type[Row]] = {
     "llm_judge": LlmJudgeRow,
@@ -148,6 +169,8 @@ ROW_MODELS: dict[str, type[Row]] = {
     "mcq_logprob": LogprobRow,
     "stability": StabilityRow,
     "judge_check": JudgeCheckRow,
+    "prefer": PreferenceRow,
+    "prefer_check": PreferenceRow,
 }
 
 

@@ -181,6 +181,7 @@ def create_app(settings: SimSettings | None = None) -> tuple[Any, SimState]:
                 default_model=default_model,
                 judge_malformed_rate=s.judge_malformed_rate,
                 judge_error_rate=s.judge_error_rate,
+                judge_position_bias=s.judge_position_bias,
                 next_sample=state.next_sample,
             ),
         )

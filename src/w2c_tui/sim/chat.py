@@ -1,9 +1,9 @@
 """POST /v1/chat/completions: pick a role from the last user message and answer in it.
 
-Roles: the judge marker -> judge (see judge.py); the MCQ marker -> MCQ classifier (a
-digit); anything else -> the model under evaluation (see replies.py). With native
-`tools`, a tool call comes back as `message.tool_calls` (content null), as real
-servers do; otherwise as ``<tool_call>`` text.
+Roles: the preference marker -> preference judge (see preference.py); the judge marker ->
+judge (see judge.py); the MCQ marker -> MCQ classifier (a digit); anything else -> the
+model under evaluation (see replies.py). With native `tools`, a tool call comes back as
+`message.tool_calls` (content null), as real servers do; otherwise as ``<tool_call>`` text.
 
 Token counts use the sim tokenizer: prompt = all message texts plus the JSON of `tools`;
 completion = the reply (or tool-call JSON) plus any reasoning text.
@@ -15,10 +15,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from w2c_tui.prompts.markers import JUDGE_MARKER, MCQ_MARKER
+from w2c_tui.prompts.markers import JUDGE_MARKER, MCQ_MARKER, PREFERENCE_MARKER
 from w2c_tui.sim import protocol
 from w2c_tui.sim.behaviour import intended_label
 from w2c_tui.sim.judge import judge_reply
+from w2c_tui.sim.preference import preference_reply
 from w2c_tui.sim.knowledge import find_example, native_tool_schemas, tool_names_in_text
 from w2c_tui.sim.replies import mcq_reply, reasoning_text, target_reply
 from w2c_tui.sim.tokenizer import count_tokens, tokenize
@@ -46,6 +47,7 @@ def chat_completion(
     default_model: str,
     judge_malformed_rate: float,
     judge_error_rate: float = 0.0,
+    judge_position_bias: float = 0.0,
     next_sample: Callable[[], int],
 ) -> dict[str, Any]:
     """The response JSON for a chat request (raises BadRequest on invalid input)."""
@@ -63,7 +65,14 @@ def chat_completion(
 
     tool_names = [s["name"] for s in schemas] or tool_names_in_text(transcript)
     tool_calls = None
-    if JUDGE_MARKER in last_user:
+    if PREFERENCE_MARKER in last_user:  # the preference judge (sim/preference.py)
+        role = "judge"
+        sample = body.get("seed") if temperature > 0 else None
+        content, gold = preference_reply(
+            seed, last_user, error_rate=judge_error_rate, position_bias=judge_position_bias, sample=sample
+        )
+        label = gold or "direct"
+    elif JUDGE_MARKER in last_user:
         role = "judge"
         # A sampled judge (temperature > 0) draws its deliberate errors per request seed.
         sample = body.get("seed") if temperature > 0 else None

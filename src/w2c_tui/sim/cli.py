@@ -36,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=defaults.judge_error_rate,
         help="share of answers the judge labels wrongly, decided by a hash (for judge-check tests)",
     )
+    parser.add_argument(
+        "--judge-position-bias",
+        type=float,
+        default=defaults.judge_position_bias,
+        help="share of preference requests the judge answers \"1\" whatever the answers, by a hash (prefer-check tests)",
+    )
     parser.add_argument("--slow-ms", type=float, default=defaults.slow_ms, help="how long a 'slow' fault waits")
     parser.add_argument(
         "--reject-param",
@@ -76,6 +82,7 @@ def settings_from_args(args: argparse.Namespace) -> SimSettings:
         seed=args.seed,
         judge_malformed_rate=args.judge_malformed_rate,
         judge_error_rate=args.judge_error_rate,
+        judge_position_bias=args.judge_position_bias,
         slow_ms=args.slow_ms,
         rejected_params=tuple(args.reject_param),
         conventions=IMITATIONS[args.imitate],

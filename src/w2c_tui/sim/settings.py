@@ -90,6 +90,7 @@ class SimSettings:
     seed: int = 0
     judge_malformed_rate: float = 0.1
     judge_error_rate: float = 0.0  # share of answers the judge labels wrongly on purpose (sim/judge.py)
+    judge_position_bias: float = 0.0  # share of preference requests answered "1" whatever the answers (sim/preference.py)
     slow_ms: float = 120_000.0
     models: tuple[str, ...] = field(default=DEFAULT_MODELS)
     fault_paths: tuple[str, ...] = DEFAULT_FAULT_PATHS
@@ -106,7 +107,7 @@ class SimSettings:
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "fault_paths", tuple(self.fault_paths))
         object.__setattr__(self, "rejected_params", tuple(self.rejected_params))
-        for name in ("fault_rate", "judge_malformed_rate", "judge_error_rate"):
+        for name in ("fault_rate", "judge_malformed_rate", "judge_error_rate", "judge_position_bias"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {value}")

@@ -66,15 +66,21 @@ class JsonlAppender:
         self._lock = threading.Lock()
         self._fsync_interval = fsync_interval
         self._last_sync = time.monotonic()
+        # The file's length, kept here: the one writer (session lock) needs no stat or seek per row.
+        self._size = os.fstat(self._fh.fileno()).st_size
         self._repair_torn_tail()
+
+    @property
+    def size(self) -> int:
+        """Bytes in the file: what was there when it was opened plus every whole line written since."""
+        return self._size
 
     def _repair_torn_tail(self) -> None:
         """Start on a fresh line if a killed writer left half a row without newline."""
-        size = self.path.stat().st_size
-        if size == 0:
+        if self._size == 0:
             return
         with self.path.open("rb") as fh:
-            fh.seek(size - 1)
+            fh.seek(self._size - 1)
             if fh.read(1) != b"\n":
                 self._write(b"\n")
 
@@ -87,7 +93,7 @@ class JsonlAppender:
                 self._sync_locked()
 
     def _write(self, data: bytes) -> None:
-        start = self._fh.tell()
+        start = self._size
         try:
             view = memoryview(data)
             while view:
@@ -98,6 +104,7 @@ class JsonlAppender:
                 self._fh.truncate(start)
                 self._fh.seek(start)
             raise StorageError(self.path, exc) from None
+        self._size = start + len(data)
 
     def _sync_locked(self) -> None:
         try:

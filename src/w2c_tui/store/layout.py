@@ -1,7 +1,7 @@
 """Where a session's files live (names as the operations guide, so older sessions open too).
 
     <workdir>/runs/<RUN_KEY>/sessions/<FINGERPRINT>/
-        manifest.json  mlflow_ids.json
+        manifest.json  mlflow_ids.json  session_summary.json
         checkpoints/<exp_name>/   *.jsonl, audit_fallbacks.jsonl, _DONE.json
         artifacts_local/<exp_name>/   metrics.json, audit_summary.json, llm_calls/<exp_name>.jsonl[.gz]
 """
@@ -23,6 +23,7 @@ MANIFEST_FILE = "manifest.json"
 MLFLOW_IDS_FILE = "mlflow_ids.json"
 METRICS_FILE = "metrics.json"
 AUDIT_SUMMARY_FILE = "audit_summary.json"
+SUMMARY_FILE = "session_summary.json"  # what listing a session needs, with its inputs' sizes, mtimes, inodes
 
 # Checkpoint files of each pipeline (operations guide §11).
 TARGET_RESPONSES = "target_responses.jsonl"
@@ -31,6 +32,7 @@ MCQ_PREDICTIONS = "mcq_predictions.jsonl"
 LOGPROB_PREDICTIONS = "mcq_logprob_predictions.jsonl"
 LOGPROB_DEBUG = "debug_per_choice.jsonl"
 JUDGE_CHECK_LABELS = "judge_check_labels.jsonl"  # one row per (example, reference answer)
+PREFERENCE_CALLS = "preference_calls.jsonl"  # prefer and prefer_check: one row per (pair, judge call)
 
 
 class RunKeyError(ValueError):

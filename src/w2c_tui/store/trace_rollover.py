@@ -117,7 +117,7 @@ class RollingTrace:
 
     def _maybe_roll(self) -> None:
         try:
-            if os.stat(self.path).st_size < self.roll_bytes:  # ~1 µs; the lock keeps the path ours
+            if self._writer.size < self.roll_bytes:  # counted by the writer: no stat per call
                 return
             segment = segment_path(self.path, self._next)
             os.rename(self.path, segment)

@@ -160,7 +160,9 @@ class W2cApp(App[int]):
         self._update_badge()
 
     def on_start_launch(self, message: StartLaunch) -> None:
-        self.start_launch(message.loaded, run_key=message.run_key, only=message.only, judge_check=message.judge_check)
+        self.start_launch(
+            message.loaded, run_key=message.run_key, only=message.only, judge_check=message.judge_check, prefer=message.prefer
+        )
 
     def open_session(self, path: str | Path) -> None:
         self.call_later(self._open_session, str(path))
@@ -185,7 +187,13 @@ class W2cApp(App[int]):
     # -- launches ----------------------------------------------------------------------
     @background(group="launch", exclusive=False)
     async def start_launch(
-        self, loaded: LoadedConfig, *, run_key: str | None = None, only: list[str] | None = None, judge_check: bool = False
+        self,
+        loaded: LoadedConfig,
+        *,
+        run_key: str | None = None,
+        only: list[str] | None = None,
+        judge_check: bool = False,
+        prefer: tuple[str, str] | None = None,
     ) -> None:
         from w2c_tui.judge_check.launch import JudgeCheckLaunch
         from w2c_tui.engine.launch import Launch, LaunchError
@@ -194,14 +202,18 @@ class W2cApp(App[int]):
 
         try:
             # Planning reads the dataset: keep it off the event loop.
-            if judge_check:
+            if prefer:
+                from w2c_tui.preference.launch import PreferLaunch
+
+                launch = await asyncio.to_thread(PreferLaunch, loaded, Path(prefer[0]), Path(prefer[1]), run_key=run_key)
+            elif judge_check:
                 launch = await asyncio.to_thread(JudgeCheckLaunch, loaded, run_key=run_key)
             else:
                 launch = await asyncio.to_thread(Launch, loaded, run_key=run_key, only=only)
         except LaunchError as exc:
             self.notify(str(exc), title="Cannot launch", severity="error", timeout=10)
             return
-        launch.notify = lambda message: self.notify(message, title="Launch", severity="warning", timeout=20)
+        launch.notify = self._launch_note
         record = LaunchRecord.of(len(workspace.launches) + 1, launch)
         workspace.launches.append(record)
         self.running_launches += 1
@@ -229,6 +241,15 @@ class W2cApp(App[int]):
         if record.status in ("complete", "partial", "cancelled"):  # w2c_tui.status words
             word = {"complete": "is complete", "partial": "ended partial (resumable)", "cancelled": "was cancelled"}[record.status]
             self.notify(f"Launch {record.number} {word}; press s on the Monitor to open it.", timeout=6)
+
+    def _launch_note(self, message: str) -> None:
+        """A launch's note (a preflight advice, traces left unpacked): never an empty notification."""
+        text = str(message or "").strip()
+        if text:
+            first, _, rest = text.partition(": ")
+            # "<what>: <why>" reads as a title and a body; anything else is the body under "Launch note".
+            title, body = (first, rest) if rest and len(first) <= 40 else ("Launch note", text)
+            self.notify(body, title=title, severity="warning", timeout=20)
 
     async def _show_monitor(self, focus: str | None) -> None:
         if self.current_mode != "monitor":

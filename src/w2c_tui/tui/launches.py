@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from w2c_tui.session.live import Snapshot, snapshot_of
-from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, REFUSED, RUNNING, session_status
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, REFUSED, RUNNING, session_status
+
+
+if TYPE_CHECKING:  # the models load with the first launch, not with the first frame
+    from w2c_tui.session.live import Snapshot
+
+
+# Words only the Monitor says, between `running` and a final word (never written to a file).
+WAITING = "waiting"  # a later target model of the launch, before its session starts
+FINISHING = "finishing"  # every pipeline has ended; traces are being packed, MLflow written
 
 
 class StateSource(Protocol):
@@ -73,14 +81,28 @@ class LaunchRecord:
 
 
 def session_word(snap: Snapshot | dict[str, Any], record: LaunchRecord | None) -> str:
-    """The one status word of a monitored session, the same on every screen: `running` until
-    its launch ends, then what its files say (the snapshot's word), or `failed` when the launch
-    itself stopped with an error before the session finished."""
+    """The one status word of a monitored session, the same on every screen: `waiting` (a later
+    target model, not started), `running`, `finishing` once every pipeline has ended (packing,
+    MLflow), then what its files say (the snapshot's word), or `failed` when the launch itself
+    stopped with an error before the session finished."""
     if record is not None and record.ended and record.error:
         return FAILED
+    from w2c_tui.session.live import snapshot_of
+
     snap = snapshot_of(snap)
     if snap.finished:
         return str(snap.status or COMPLETE)
     if record is not None and record.ended:
         return record.status
+    if snap.phase == "queued" and record is not None and record.sessions and str(snap.session_dir or "") != record.sessions[0].session_dir:
+        return WAITING  # a later target model of the launch: its session has not started
+    if snap.phase in ("packing", "tracking") or (
+        snap.pipelines and all(p.status not in (RUNNING, QUEUED) for p in snap.pipelines.values())
+    ):
+        return FINISHING  # every bar has ended; traces are packed, MLflow is written
     return RUNNING
+
+
+def is_live(word: str) -> bool:
+    """Whether a session word says its launch still works on it (not a final word)."""
+    return word in (RUNNING, WAITING, FINISHING)

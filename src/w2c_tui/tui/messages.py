@@ -41,6 +41,7 @@ class StartLaunch(Message):
     run_key: str | None = None
     only: list[str] | None = None
     judge_check: bool = False  # the judge-check of the configured judge instead (judge_check/launch.py)
+    prefer: tuple[str, str] | None = None  # pairwise preference of sessions (A, B) instead (preference/launch.py)
 
 
 class SettingsChanged(Message):

@@ -11,13 +11,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from w2c_tui.config import LoadedConfig
 from w2c_tui.config.schema import Settings
-from w2c_tui.session.reader import SessionInfo, list_sessions
-from w2c_tui.session.open_sessions import OpenSessions
 from w2c_tui.tui.background import log_path
 from w2c_tui.tui.launches import LaunchRecord, MonitoredSession
+
+if TYPE_CHECKING:  # the session reader and its models load when first used, not with the first frame
+    from w2c_tui.session.open_sessions import OpenSessions
+    from w2c_tui.session.reader import SessionInfo
 
 
 @dataclass
@@ -30,7 +33,7 @@ class Workspace:
     extra_monitored: list[MonitoredSession] = field(default_factory=list)  # monitored without a launch (tests)
     known_sessions: list[SessionInfo] = field(default_factory=list)  # the last scan of the workdir
     sessions_stale: bool = True  # the workdir changed since that scan
-    open_sessions: OpenSessions = field(default_factory=OpenSessions)
+    _open_sessions: OpenSessions | None = field(default=None, repr=False)
     # The settings as config.toml last held them (loaded or saved): Save writes only what differs.
     on_disk: Settings | None = None
     unsaved_setup: bool = False  # the Setup form differs from config.toml (quitting asks first)
@@ -38,6 +41,15 @@ class Workspace:
     def __post_init__(self) -> None:
         if self.on_disk is None:
             self.on_disk = self.loaded.settings.model_copy(deep=True)
+
+    @property
+    def open_sessions(self) -> OpenSessions:
+        """The sessions opened in this app, read once (created on first use)."""
+        if self._open_sessions is None:
+            from w2c_tui.session.open_sessions import OpenSessions
+
+            self._open_sessions = OpenSessions()
+        return self._open_sessions
 
     # -- configuration -----------------------------------------------------------------
     def replace_settings(self, settings: Settings, *, path: Path | None = None) -> None:
@@ -76,6 +88,8 @@ class Workspace:
     # -- sessions on disk --------------------------------------------------------------
     def scan_sessions(self) -> list[SessionInfo]:
         """Every session under the workdir. Blocking: call from a thread worker."""
+        from w2c_tui.session.reader import list_sessions
+
         sessions = list_sessions(self.loaded.workdir, warm=True)
         self.known_sessions = sessions
         self.sessions_stale = False

@@ -83,6 +83,12 @@ def paired_rows(pair: PairComparison) -> list[list[str]]:
     return rows
 
 
+def narrow_tables(rows: list[list[str]]) -> list[list[list[str]]]:
+    """`paired_rows` as two tables for a narrow screen (below 100 columns), every cell kept:
+    counts and McNemar, then the Δs with their intervals."""
+    return [[[r[0], r[1], r[2], r[7], r[8], r[9]] for r in rows], [[r[0], r[3], r[4], r[5], r[6]] for r in rows]]
+
+
 def pair_notes(pair: PairComparison) -> list[str]:
     """Markup lines below the table: unequal example sets, coerced labels."""
     notes = []
@@ -237,9 +243,11 @@ class CompareScreen(Screen):
         self.data_a, self.data_b, self.pair = data_a, data_b, pair
         self.found = [d for entry in pair.pipelines.values() for d in entry.disagreements]
         a, b = data_a.info, data_b.info
+        narrow = self.size.width < 100  # A and B on a line each, the table in two: nothing wraps at 80
         header = (
-            f"[b]A[/b] {escape(a.target_model)} [dim]{escape(a.run_key)}/{escape(a.fingerprint[:10])}[/]   "
-            f"[b]B[/b] {escape(b.target_model)} [dim]{escape(b.run_key)}/{escape(b.fingerprint[:10])}[/]"
+            f"[b]A[/b] {escape(a.target_model)} [dim]{escape(a.run_key)}/{escape(a.fingerprint[:10])}[/]"
+            + ("\n" if narrow else "   ")
+            + f"[b]B[/b] {escape(b.target_model)} [dim]{escape(b.run_key)}/{escape(b.fingerprint[:10])}[/]"
         )
         if a.simulated or b.simulated:
             header += "   [$warning]simulated data involved[/]"
@@ -249,8 +257,12 @@ class CompareScreen(Screen):
         header += (
             f"\n[b]Δ = {SIGN}[/b] [dim]· n: answered by both · 95% CI: paired bootstrap "
             f"×{DEFAULT_RESAMPLES:,} · McNemar: exact p[/]"
+            if not narrow
+            else f"\n[b]Δ = {SIGN}[/b] [dim]· n: both answered · 95% CI: paired bootstrap ×{DEFAULT_RESAMPLES:,}[/]"
         )
-        lines = [header, render_rows(paired_rows(pair), status_column=None), *pair_notes(pair)]
+        rows = paired_rows(pair)
+        tables = narrow_tables(rows) if narrow else [rows]
+        lines = [header, *(render_rows(table, status_column=None) for table in tables), *pair_notes(pair)]
         self._metrics_markup = "\n".join(lines)
         pipeline = self.query_one("#compare-pipeline", Select)
         with self.prevent(Select.Changed):
@@ -319,6 +331,18 @@ class CompareScreen(Screen):
     def action_reload(self) -> None:
         self.workspace.open_sessions.clear()  # opened sessions are read again too
         self.load_sessions()
+
+    # -- pairwise preference (preference/launch.py): the judge compares B's answers with A's --------
+    BINDINGS = [*BINDINGS, Binding("p", "prefer", "Prefer (judge)", id="compare.prefer", show=False)]
+
+    def action_prefer(self) -> None:
+        from w2c_tui.tui.messages import StartLaunch
+
+        if self.data_a is None or self.data_b is None:
+            self.notify("choose two sessions first", severity="warning")
+            return
+        pair = (str(self.data_a.info.paths.root), str(self.data_b.info.paths.root))
+        self.post_message(StartLaunch(self.workspace.loaded, prefer=pair))
 
     # -- export (analysis/export.py): the tables of both sessions under <workdir>/exports/ ------
     BINDINGS = [*BINDINGS, Binding("e", "export", "Export", id="compare.export")]

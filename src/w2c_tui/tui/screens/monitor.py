@@ -111,6 +111,7 @@ class MonitorScreen(Screen):
         switcher = self.query_one("#monitor-panels", ContentSwitcher)
         if switcher.query_children(f"#monitor-{key}"):
             switcher.current = f"monitor-{key}"
+            self.refresh_bindings()
 
     def _refresh_list(self) -> None:
         launch_list = self.query_one(LaunchList)
@@ -139,6 +140,13 @@ class MonitorScreen(Screen):
         return switcher.query_one(f"#{switcher.current}", SessionMonitor)
 
     # -- actions -----------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel":  # only while the session on show is being run
+            panel = self.current_panel()
+            record = panel.session.record if panel is not None else None
+            return record is not None and record.active
+        return True
+
     def action_cancel(self) -> None:
         panel = self.current_panel()
         if panel is None or panel.session.record is None:

@@ -248,7 +248,8 @@ class SessionViewScreen(Screen):
             self._fill_manifest(info)
 
     def _fill_metrics(self, info: SessionInfo) -> None:
-        rows = summary_rows(info.summary_pipelines(), short=self.size.width < 100)
+        # Short names below 100 columns; the accuracy's 95 % interval at every width.
+        rows = summary_rows(info.summary_pipelines(), short=self.size.width < 100, interval=True)
         self.query_one("#metrics-summary", Static).update(
             Content.from_markup(
                 (render_rows(rows) + "\n" + SUMMARY_LEGEND if len(rows) > 1 else "[dim]no pipelines in this session[/]")

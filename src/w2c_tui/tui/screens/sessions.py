@@ -38,6 +38,9 @@ STATUS_ICON = {
 }
 
 
+PLAIN_ICON = {COMPLETE: "●", PARTIAL: "◐", CANCELLED: "◌", FAILED: "✗", DAMAGED: "!"}
+
+
 _VARIABLE = re.compile(r"\$([a-z][a-z-]*)")
 
 
@@ -70,8 +73,11 @@ def session_line(info: SessionInfo, marked: bool = False) -> str:
     mark = "[b $accent]◆[/] " if marked else ""
     # The counts before the model name: a narrow tree cuts the name, never `300` into `30`.
     n = answered_text(info)
+    # `complete` is said by its icon: the narrow tree keeps the count and the model's name.
+    word = "" if info.status == COMPLETE else info.status
+    shown = " ".join(part for part in (word, n) if part)
     return (
-        f"{mark}{icon} {rich_escape(info.fingerprint[:10])} [dim]{info.status}{' ' + n if n else ''}[/] "
+        f"{mark}{icon} {rich_escape(info.fingerprint[:8])} [dim]{shown}[/] "
         f"[b]{rich_escape(info.target_model[:28])}[/b]{sim}"
     )
 
@@ -94,10 +100,11 @@ def session_summary(info: SessionInfo, *, short: bool = False, narrow: bool = Fa
         lines.append("[$warning]written by the earlier suite: metrics are ours, recomputed from its checkpoints[/]")
     lines.append("")
     if info.pipelines:
-        rows = summary_rows(info.summary_pipelines(), short=short)
+        rows = summary_rows(info.summary_pipelines(), short=short, interval=True)
         if narrow:
-            rows = [row[:-1] for row in rows]
-        lines.append(render_rows(rows))
+            # Each row on one line with the interval: the status as its icon, F1₄ and F1-dir in the session view.
+            rows = [[row[0], "st" if i == 0 else PLAIN_ICON.get(row[1], row[1][:2]), *row[2:5]] for i, row in enumerate(rows)]
+        lines.append(render_rows(rows, status_column=None if narrow else 1))
         lines.append(NARROW_LEGEND if narrow else SUMMARY_LEGEND)
     else:
         lines.append("[dim]no pipeline folders yet[/]")
@@ -197,7 +204,7 @@ class SessionsScreen(Screen):
 
     def _summarise(self, info: SessionInfo) -> None:
         width = self.query_one("#session-summary-box").size.width
-        summary = session_summary(info, short=width < 72, narrow=width < 52)
+        summary = session_summary(info, short=width < 90, narrow=width < 72)
         self.query_one("#session-summary", Static).update(Content.from_markup(summary))
 
     @on(Tree.NodeHighlighted, "#sessions-tree")

@@ -29,6 +29,7 @@ from w2c_tui.session.row_models import (
     LlmJudgeRow,
     LogprobRow,
     McqRow,
+    PreferenceRow,
     StabilityRow,
     TargetRow,
     Usage,
@@ -355,8 +356,28 @@ def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
     return section
 
 
+def preference_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
+    """One preference call (prefer, prefer_check): both answers, the order shown, the verdict."""
+    row = PreferenceRow.of(trace.row or {})
+    first = "A" if row.order != "BA" else "B"
+    widgets: list[Widget] = [markup(f"call {escape(str(row.call))} · Response 1 was answer {first}")]
+    for name, text, label in (("A", row.answer_a, row.label_a), ("B", row.answer_b, row.label_b)):
+        widgets.append(markup(f"[b]answer {name}[/b] [dim]({escape(str(label))})[/]"))
+        widgets.append(plain(text))
+    widgets.append(markup("[b]judge output[/b]" + (" [dim](after the repair request)[/]" if row.judge_used_retry else "")))
+    widgets.append(plain(row.judge_raw))
+    widgets.append(markup(
+        f"verdict {escape(str(row.verdict))} → preferred [b]{escape(str(row.preferred or 'none'))}[/b]"
+        + (f"   [dim]reason:[/] {escape(clip(str(row.reason)))}" if row.reason else "")
+    ))
+    return widgets
+
+
 # How each kind's path to its label reads (the registry entry's `trace_view` names one).
-TRACE_VIEWS = {"judge": judge_widgets, "mcq": mcq_widgets, "logprob": logprob_widgets, "stability": stability_widgets}
+TRACE_VIEWS = {
+    "judge": judge_widgets, "mcq": mcq_widgets, "logprob": logprob_widgets, "stability": stability_widgets,
+    "preference": preference_widgets,
+}
 
 
 def example_widgets(detail: TraceDetail) -> list[Widget]:

@@ -39,10 +39,13 @@ class ThroughputChart(PlotextPlot):
             plt.title("throughput: waiting for the first requests")
         else:
             plt.plot(self.times, self.rates, label="req/s", marker="braille")
+            # Headroom for the legend (top left); from 0, also when nothing was sent (not −1…1).
+            plt.ylim(0, max(1.0, max(self.rates)) * 1.3)
             points = [(t, a) for t, a in zip(self.times, self.accuracy) if a is not None]
             if points:
                 plt.plot([t for t, _ in points], [a for _, a in points], label="accuracy", yside="right", marker="braille")
-                plt.ylim(0, 1, yside="right")
+                plt.ylim(0, 1.3, yside="right")
+                plt.yticks([0, 0.25, 0.5, 0.75, 1.0], yside="right")
             plt.xlabel("seconds")
         self.refresh()
 
@@ -66,7 +69,9 @@ class BarChart(PlotextPlot):
                 plt.bar(names, list(values), label=name)
             else:
                 plt.multiple_bar(names, [list(v) for v in series.values()], labels=list(series))
-            plt.ylim(0, 1)
+            # The legend sits at the top left, a row per series: room above 1 keeps it off the bars.
+            plt.ylim(0, 1 + 0.15 * (len(series) + 1))
+            plt.yticks([0, 0.25, 0.5, 0.75, 1.0])
         self.refresh()
 
 

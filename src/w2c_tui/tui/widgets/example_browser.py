@@ -85,9 +85,9 @@ class ExampleBrowser(Vertical):
     DEFAULT_CSS = """
     ExampleBrowser { height: 1fr; }
     ExampleBrowser #example-filters { height: auto; }
-    ExampleBrowser #example-filters Select { width: 14; margin-right: 1; }
+    ExampleBrowser #example-filters Select { width: 13; margin-right: 1; }
     ExampleBrowser #example-filters Checkbox { margin-right: 1; }
-    ExampleBrowser #example-search { width: 1fr; min-width: 12; }
+    ExampleBrowser #example-search { width: 1fr; min-width: 10; }
     ExampleBrowser #example-status { height: 1; color: $text-muted; padding: 0 1; }
     """
 
@@ -111,7 +111,8 @@ class ExampleBrowser(Vertical):
             )
             yield Checkbox("wrong", id="filter-wrong", compact=True)
             yield Checkbox("fallback", id="filter-fallback", compact=True)
-            yield Input(placeholder="/ search uuid or question", id="example-search", compact=True)
+            # A short placeholder: the whole row fits in 80 columns; the tooltip says what is searched.
+            yield Input(placeholder="/ search", id="example-search", compact=True, tooltip="search the uuid or the question")
         yield RowList(id="example-rows")
         yield Label("loading examples…", id="example-status")
 

@@ -14,9 +14,12 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from w2c_tui.session.live import Snapshot, snapshot_of
 from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL
-from w2c_tui.tui.launches import MonitoredSession, session_word
+from w2c_tui.tui.launches import FINISHING, WAITING, MonitoredSession, session_word
 
-ICON = {COMPLETE: ("●", "green"), PARTIAL: ("◐", "yellow"), CANCELLED: ("◌", "yellow"), FAILED: ("✗", "red")}
+ICON = {
+    COMPLETE: ("●", "green"), PARTIAL: ("◐", "yellow"), CANCELLED: ("◌", "yellow"), FAILED: ("✗", "red"),
+    WAITING: ("…", "dim"), FINISHING: ("▶", "green"),
+}
 
 
 def launch_line(session: MonitoredSession, snap: Snapshot | dict[str, Any], width: int = 0) -> Text:

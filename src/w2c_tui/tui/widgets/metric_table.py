@@ -16,7 +16,7 @@ SUMMARY_LEGEND = (
     "[dim]F1 = macro_f1 · F1₄ = macro_f1_4 (all four labels) · F1-dir = macro_f1_no_direct (without direct)[/]"
 )
 # A panel too narrow for the F1-dir column leaves it to the session view.
-NARROW_LEGEND = "[dim]F1 = macro_f1 · F1₄ = macro_f1_4 (all four labels); F1-dir in the session view[/]"
+NARROW_LEGEND = "[dim]st = status (● complete) · F1 = macro_f1; F1₄ and F1-dir in the session view[/]"
 
 
 def obtained_text(metrics: Metrics | dict[str, Any] | None) -> str:
@@ -32,21 +32,25 @@ def _ci(metrics: Metrics, key: str) -> str:
     return f" ({ratio(ci.low)}–{ratio(ci.high)})"
 
 
-def summary_rows(pipelines: list[tuple[str, str, Metrics | dict[str, Any] | None]], *, short: bool = False) -> list[list[str]]:
+def summary_rows(
+    pipelines: list[tuple[str, str, Metrics | dict[str, Any] | None]], *, short: bool = False, interval: bool | None = None
+) -> list[list[str]]:
     """Header plus one row per pipeline: status, obtained/planned, then the headline metrics
     (`Metrics`' group "headline": acc (CI), F1, F1₄, F1 without direct).
 
     With no answer obtained every metric shows `–`: nothing was measured. `short` (narrow
-    panels) abbreviates names and leaves the interval to the session view.
+    panels) abbreviates names; the accuracy's interval is shown unless `interval` is False
+    (default: not when `short`).
     """
     headline = Metrics.group("headline")
-    # The first column carries its interval (when not `short`); the others' are in `show` and exports.
-    titles = [field.label + (" (95% CI)" if i == 0 and not short else "") for i, field in enumerate(headline)]
+    with_ci = not short if interval is None else interval
+    # The first column carries its interval; the others' are in `show` and exports.
+    titles = [field.label + (" (95% CI)" if i == 0 and with_ci else "") for i, field in enumerate(headline)]
     rows = [["pipeline", "status", "n" if short else "obtained", *titles]]
     for exp_name, status, metrics in pipelines:
         m = as_metrics(metrics)
         cells = [ratio(getattr(m, field.key)) for field in headline]
-        if not short:
+        if with_ci:
             cells[0] += _ci(m, headline[0].key)
         rows.append([short_exp(exp_name) if short else exp_name, status, obtained_text(m), *cells])
     return rows

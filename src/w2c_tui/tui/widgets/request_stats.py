@@ -12,14 +12,18 @@ from w2c_tui.report.numbers import clock, count, number
 from w2c_tui.session.live import Snapshot, snapshot_of
 from w2c_tui.status import COMPLETE, RUNNING
 from w2c_tui.tui.formatting import STATUS_COLOUR
+from w2c_tui.tui.launches import is_live
 from w2c_tui.tui.widgets.pacing_lines import describe_pacing
 
 
 def describe_requests(snap: Snapshot | dict[str, Any]) -> str:
     """The block as Textual markup (a function, so tests can read it without a screen)."""
     s = snapshot_of(snap)
+    word = str(s.status or (COMPLETE if s.finished else RUNNING))
+    # In flight and req/s are live figures: once the session has ended they say nothing.
+    live = is_live(word) and not s.finished
     lines = [
-        f"in flight [b]{s.in_flight}[/b]/{s.max_concurrency or '?'}   [b]{s.requests_per_second:.1f}[/b] req/s",
+        *([f"in flight [b]{s.in_flight}[/b]/{s.max_concurrency or '?'}   [b]{s.requests_per_second:.1f}[/b] req/s"] if live else []),
         f"latency p50 {_seconds(s.latency_p50)}  p95 {_seconds(s.latency_p95)}",
         *describe_pacing(s),
     ]
@@ -42,7 +46,6 @@ def describe_requests(snap: Snapshot | dict[str, Any]) -> str:
         said = s.bad_answer_messages.get(kind, "")
         lines.append(f"[$error]unreadable ({escape(str(kind))}) ×{n}[/]: {escape(str(said)[:120])}")
     lines.append(f"tokens in {count(s.tokens_in)}  out {count(s.tokens_out)}")
-    word = str(s.status or (COMPLETE if s.finished else RUNNING))
     lines.append(f"[{STATUS_COLOUR.get(word, '$text')}]{escape(word)}[/] · elapsed {clock(s.elapsed)}")
     return "\n".join(lines)
 

@@ -17,7 +17,7 @@ from textual.widgets import Static
 from w2c_tui.session.live import Snapshot
 from w2c_tui.status import CANCELLED, RUNNING
 from w2c_tui.tui.formatting import STATUS_COLOUR
-from w2c_tui.tui.launches import MonitoredSession, session_word
+from w2c_tui.tui.launches import WAITING, MonitoredSession, is_live, session_word
 from w2c_tui.tui.widgets.charts import ThroughputChart
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.event_log import EventLog
@@ -121,16 +121,19 @@ class SessionMonitor(Vertical):
             # This refresh drew the final numbers; nothing changes any more.
             self._timer.stop()
             self._timer = None
+            self.screen.refresh_bindings()  # `c Cancel` leaves the footer
 
     def _show_title(self, snap: Snapshot) -> None:
         record = self.session.record
         status = session_word(snap, record)
-        colour = "$accent" if status == RUNNING else STATUS_COLOUR.get(status, "$warning")
+        colour = "$accent" if is_live(status) else STATUS_COLOUR.get(status, "$warning")
         simulated = "  [$warning]SIMULATED[/]" if snap.simulated else ""
         if record is not None and record.status == "failed":
             hint = "  [$text-muted]fix Setup (1) and launch again[/]"
-        elif self.finished:
-            hint = "  [$text-muted]s: open session[/]"
+        elif self.finished or not is_live(status):
+            hint = "  [$text-muted]s: open session[/]" if self.finished else ""
+        elif status == WAITING:
+            hint = "  [$text-muted]starts when the session before it ends · c: cancel[/]"
         elif snap.phase == "tracking":
             hint = "  [$text-muted]logging to MLflow…[/]"
         elif snap.phase == "packing":
@@ -159,7 +162,8 @@ class SessionMonitor(Vertical):
             self.confusion_pipeline = (with_data or list(pipelines) or [None])[0]
         box = self.query_one("#confusion-box")
         name = self.confusion_pipeline
-        box.border_title = f"Confusion ({name}, so far)" if name else "Confusion"
+        live = is_live(session_word(snap, self.session.record))
+        box.border_title = f"Confusion ({name}{', so far' if live else ''})" if name else "Confusion"
         box.border_subtitle = "p: next pipeline" if len(pipelines) > 1 else ""
         matrix = pipelines[name].confusion if name in pipelines else None
         self.query_one(ConfusionMatrix).show(matrix)

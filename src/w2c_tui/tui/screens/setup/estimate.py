@@ -37,6 +37,9 @@ class EstimateView(Static):
         self.n_examples: int | None = None  # once read
         self._chars: dict[str, float] | None = None
         self._settings: Settings | None = None  # the form's, as last validated
+        # What a launch of these settings would skip (rows already under the run key), once read.
+        self._finished: dict[str, dict[str, int]] = {}
+        self._finished_key: str | None = None
 
     def show_for(self, settings: Settings | None) -> None:
         """The estimate of the form's settings (None: the form has errors)."""
@@ -51,7 +54,31 @@ class EstimateView(Static):
             self.n_examples = None
             # After the next frame: the thread holds the GIL for a while and would delay the first paint.
             self.call_after_refresh(self._load_dataset_size, key)
+        finished_key = settings.model_dump_json() if settings.run.run_key.strip() else ""
+        if finished_key != self._finished_key:
+            self._finished_key = finished_key
+            self._finished = {}
+            if finished_key:
+                self.call_after_refresh(self._load_finished, finished_key, settings)
         self._show(settings)
+
+    @background(thread=True, group="estimate-resume")
+    def _load_finished(self, key: str, settings: Settings) -> None:
+        import dataclasses
+
+        from w2c_tui.engine.resume_estimate import finished_on_disk
+
+        try:
+            found = finished_on_disk(dataclasses.replace(self.workspace.loaded, settings=settings))
+        except Exception:  # noqa: BLE001 - no plan (a bad path, no model): the field errors say why
+            found = {}
+        self.app.call_from_thread(self._finished_loaded, key, found)
+
+    def _finished_loaded(self, key: str, found: dict[str, dict[str, int]]) -> None:
+        if key == self._finished_key:
+            self._finished = found
+            if self._settings is not None:
+                self._show(self._settings)
 
     @background(thread=True, group="estimate")
     def _load_dataset_size(self, key: tuple[Any, ...]) -> None:
@@ -83,11 +110,23 @@ class EstimateView(Static):
         if self.n_examples is None:
             self.update(Content.from_markup("[dim]estimate: reading the dataset…[/]"))
             return
-        self.update(Content.from_markup(estimate_markup(settings, self.n_examples, self._chars)))
+        self.update(Content.from_markup(estimate_markup(settings, self.n_examples, self._chars, self._finished)))
 
 
-def estimate_markup(settings: Settings, n_examples: int, chars: dict[str, float] | None) -> str:
-    """Every target model's session, summed (each target runs one session, one after another)."""
+def _left(result: Estimate, n_examples: int, finished: dict[str, int]) -> float:
+    """The share of a session's requests a launch still sends (1.0: nothing on disk)."""
+    total = sum(result.requests.values())
+    if not finished or not total or not n_examples:
+        return 1.0
+    left = sum(n * (1 - min(finished.get(name, 0), n_examples) / n_examples) for name, n in result.requests.items())
+    return left / total
+
+
+def estimate_markup(
+    settings: Settings, n_examples: int, chars: dict[str, float] | None, finished: dict[str, dict[str, int]] | None = None
+) -> str:
+    """Every target model's session, summed (each target runs one session, one after another),
+    less what the run key already holds (`finished`: model -> exp_name -> examples on disk)."""
     # Imported here: the engine and the usage formatters are not needed before the first frame.
     from w2c_tui.engine.estimate import estimate
     from w2c_tui.report.numbers import count, duration, money
@@ -95,28 +134,33 @@ def estimate_markup(settings: Settings, n_examples: int, chars: dict[str, float]
 
     models = settings.models.target_models or [""]
     results: list[Estimate] = [estimate(settings, n_examples, chars, model) for model in models]
+    finished = finished or {}
+    shares = [_left(r, n_examples, finished.get(model, {})) for r, model in zip(results, models)]
     first = results[0]
-    requests = sum(r.total_requests + r.total_tokenize_calls for r in results)
-    prompt = sum(r.total_prompt_tokens for r in results)
-    completion = sum(r.total_completion_tokens for r in results)
-    most = sum(r.total_completion_tokens_max for r in results)
-    seconds = sum(r.session_seconds for r in results)
+    requests = round(sum((r.total_requests + r.total_tokenize_calls) * f for r, f in zip(results, shares)))
+    prompt = round(sum(r.total_prompt_tokens * f for r, f in zip(results, shares)))
+    completion = round(sum(r.total_completion_tokens * f for r, f in zip(results, shares)))
+    most = round(sum(r.total_completion_tokens_max * f for r, f in zip(results, shares)))
+    seconds = sum(r.session_seconds * f for r, f in zip(results, shares))
+    resumed = f"  [dim]resumes {1 - sum(shares) / len(shares):.0%} on disk[/]" if any(f < 1 for f in shares) else ""
     lines = [
-        f"[b]Estimate[/b]  {n_examples:,} examples × {len(models)} model(s)",
+        f"[b]Estimate[/b]  {n_examples:,} examples × {len(models)} model(s){resumed}",
         f"≈ [b]{requests:,}[/b] requests in ≈ [b]{duration(seconds)}[/b]{_limits(first)}",
         f"≈ [b]{count(prompt)}[/b] prompt + [b]{count(completion)}[/b] completion tokens",
     ]
-    costs = [r.cost for r in results if r.cost]
+    costs = [(r.cost, f) for r, f in zip(results, shares) if r.cost]
     if costs:
-        typical = sum(c["typical"] for c in costs)
-        at_most = sum(c["at_most"] for c in costs)
-        unpriced = sorted({m for c in costs for m in c["unpriced_models"]})
+        typical = sum(c["typical"] * f for c, f in costs)
+        at_most = sum(c["at_most"] * f for c, f in costs)
+        unpriced = sorted({m for c, _ in costs for m in c["unpriced_models"]})
         note = f" [dim]unpriced: {escape(', '.join(unpriced))}[/]" if unpriced else ""
         lines.append(f"cost ≈ [b]{money(typical)}[/b] [dim](≤ {money(at_most)} at max_tokens)[/]{note}")
     else:
         lines.append(f"[dim]cost: no {escape('[prices]')} · completion ≤ {count(most)}[/]")
+    done = finished.get(models[0], {})
     parts = "  ".join(
-        f"{short_exp(name)} {n + first.tokenize_calls.get(name, 0):,}" for name, n in first.requests.items()
+        f"{short_exp(name)} {round((n + first.tokenize_calls.get(name, 0)) * (1 - min(done.get(name, 0), n_examples) / max(n_examples, 1))):,}"
+        for name, n in first.requests.items()
     )
     lines.append(f"[dim]{escape(parts)}[/]")
     return "\n".join(lines)

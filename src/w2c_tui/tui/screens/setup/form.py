@@ -65,7 +65,7 @@ class DataPanel(FormPanel):
             yield RadioButton("file", not values.use_bundled, id="data-file")
         yield FormField(
             "path",
-            Input(values.data_path, placeholder="when2call_test_mcq.jsonl", id="data-path", compact=True),
+            Input(values.data_path, placeholder="path/to/your.jsonl", id="data-path", compact=True),
             field_id="data-path",
         )
         with RadioSet(id="data-size", compact=True):

@@ -43,10 +43,10 @@ def readiness_markup(
     if test_error:
         return f"[$error]⚠ connection test failed: {escape(test_error)}[/]"
     if config_error:
-        return "[$warning]⚠ config.toml not loaded: the form shows defaults[/] [dim]ctrl+r launch[/]"
+        return "[$warning]⚠ config.toml not loaded: the form shows defaults[/]"
     notes = [f"{name}: no {', '.join(checks)}" for name, checks in failed.items() if checks]
     note = f" [$warning]{escape('; '.join(notes))}[/]" if notes else ""
-    return f"[$success]✓ ready[/]{note} [dim]ctrl+r launch · ctrl+s save[/]"
+    return f"[$success]✓ ready[/]{note}"
 
 
 class LaunchBar(Horizontal):

@@ -85,7 +85,8 @@ class ProvidersPanel(Vertical):
 
         name = self.selected
         if name is None:
-            self.add()
+            # The built-in simulated endpoint has nothing to edit: say so rather than open "Add a provider".
+            self.app.notify("The simulated endpoint has no settings to edit; a adds a real provider.", timeout=5)
             return
         provider = self.workspace.loaded.settings.providers[name]
         self.app.push_screen(

@@ -70,10 +70,11 @@ class SetupScreen(Screen):
         self.errors: dict[str, str] = {}
         self._validate_timer = None
         self._clean_values: FormValues | None = None  # the form as config.toml last held it
+        self._built = False  # every panel mounted (the last three after the first frame)
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        values = values_from_settings(self.workspace.loaded.settings)
+        values = self._values = values_from_settings(self.workspace.loaded.settings)
         self.suggester.add(self.workspace.known_models())
         yield NavBar("setup")
         yield from self._notices()
@@ -82,15 +83,23 @@ class SetupScreen(Screen):
                 with Vertical(classes="setup-column"):
                     yield ProvidersPanel(self.workspace)
                     yield DataPanel(values)
-                with Vertical(classes="setup-column"):
+                with Vertical(classes="setup-column", id="setup-column-2"):
                     yield ModelsPanel(values, self.suggester)
                     yield RunPanel(values, EstimateView(self.workspace))
-                    yield HttpPanel(values)
-                with Vertical(classes="setup-column"):
-                    yield PipelinesPanel(values)
-                    yield StabilityPanel(values)
+                    # HttpPanel, PipelinesPanel and StabilityPanel: mounted after the first frame (_build_rest)
+                yield Vertical(classes="setup-column", id="setup-column-3")
         yield LaunchBar()
         yield Footer()
+
+    async def _build_rest(self) -> None:
+        """The panels below the fold at 80 and 100 columns, mounted once the first frame is drawn
+        (the first paint costs about half as much); the form is read and validated only then."""
+        values = self._values
+        await self.query_one("#setup-column-2").mount(HttpPanel(values))
+        await self.query_one("#setup-column-3").mount_all([PipelinesPanel(values), StabilityPanel(values)])
+        self._built = True
+        self._validate_now()
+        self._clean_values = self._read_values()  # what config.toml holds, as the form shows it
 
     def _notices(self) -> ComposeResult:
         """Why launches would use the simulated endpoint, and a config.toml that could not be used."""
@@ -121,8 +130,7 @@ class SetupScreen(Screen):
             self.set_focus(None)
 
     def on_mount(self) -> None:
-        self._validate_now()
-        self._clean_values = self._read_values()  # what config.toml holds, as the form shows it
+        self.call_after_refresh(self._build_rest)
 
     def on_screen_resume(self) -> None:
         self.query_one("#setup-notice").display = self.workspace.loaded.embedded
@@ -174,6 +182,8 @@ class SetupScreen(Screen):
 
     # -- the form --------------------------------------------------------------------
     def _read_values(self) -> FormValues:
+        if not self._built:
+            return self._values  # the panels below the fold are not mounted yet: the form shows the file
         fields: dict[str, Any] = {}
         for panel in self.query(FormPanel):
             fields.update(panel.read())
@@ -217,6 +227,8 @@ class SetupScreen(Screen):
 
     def _validate_now(self) -> None:
         self._validate_timer = None
+        if not self._built:
+            return  # _build_rest validates once every field exists
         settings = self.validate_form()
         self.query_one(ModelsPanel).show_family()
         self.query_one(EstimateView).show_for(settings)

@@ -1,0 +1,129 @@
+"""`w2c-tui prefer A B` and `w2c-tui prefer-check`: pairwise preference by a judge, each a session.
+
+Exit codes as `run`: 0 every call answered, 1 some could not be obtained (run the same command
+again to send only those), 2 anything the user must fix first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from w2c_tui.cli.common import add_config_argument, path_argument
+from w2c_tui.cli.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
+from w2c_tui.cli.judge_check_cmd import _positive_int, _temperature
+from w2c_tui.status import FAILED
+
+
+def _common(parser: argparse.ArgumentParser, run_key: str) -> None:
+    add_config_argument(parser)
+    parser.add_argument("--judge", metavar="MODEL", help="judge model (default: [models] judge_model)")
+    parser.add_argument(
+        "--k", type=_positive_int, default=2, metavar="N",
+        help="calls per pair, the order swapped on alternate calls (default 2; above 2 needs --temperature > 0)",
+    )
+    parser.add_argument(
+        "--temperature", type=_temperature, metavar="T", help="judge temperature (default: [pipelines] judge_temperature)"
+    )
+    parser.add_argument("--run-key", metavar="KEY", help=f"run bucket (default: {run_key}; the same command resumes)")
+    parser.add_argument("--json", action="store_true", help="the figures as one JSON document on stdout")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("prefer", help="pairwise preference: a judge compares session B's answers with A's (win rate of B)")
+    parser.add_argument("session_a", metavar="A", type=path_argument, help="session folder A (its llm_judge answers)")
+    parser.add_argument("session_b", metavar="B", type=path_argument, help="session folder B (its llm_judge answers)")
+    _common(parser, "prefer")
+    parser.set_defaults(handler=prefer)
+    check = sub.add_parser(
+        "prefer-check", help="validate the preference judge: the right reference answer against each wrong one"
+    )
+    _common(check, "prefer-check")
+    check.set_defaults(handler=prefer_check)
+
+
+def prefer(args: argparse.Namespace) -> int:
+    from w2c_tui.preference.launch import PreferenceOptions, PreferLaunch
+
+    options = PreferenceOptions(judge=args.judge, k=args.k, temperature=args.temperature)
+    return _run(args, lambda loaded: PreferLaunch(loaded, args.session_a, args.session_b, options, run_key=args.run_key))
+
+
+def prefer_check(args: argparse.Namespace) -> int:
+    from w2c_tui.preference.launch import PreferCheckLaunch, PreferenceOptions
+
+    options = PreferenceOptions(judge=args.judge, k=args.k, temperature=args.temperature)
+    return _run(args, lambda loaded: PreferCheckLaunch(loaded, options, run_key=args.run_key))
+
+
+def _run(args: argparse.Namespace, make_launch) -> int:
+    from w2c_tui.cli.headless import run_headless
+    from w2c_tui.cli.progress import end_notes
+
+    started = run_headless(args, make_launch)
+    if started is None:
+        return EXIT_BAD_INPUT
+    if isinstance(started, int):  # stopped by the user before it began
+        return started
+    launch, outcomes = started
+    if not outcomes:
+        print("w2c-tui: error: the preference session did not start", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    [outcome] = outcomes
+    for note in end_notes(outcome.state):
+        print(note, file=sys.stderr)
+    failed = any(status == FAILED for status in outcome.statuses.values())
+    if failed:
+        print(f"w2c-tui: {launch.kind} failed: see the audit events", file=sys.stderr)
+    elif not outcome.ok:
+        print(
+            "w2c-tui: not every call was answered; run the same command again to send only the missing ones "
+            f"(run key '{launch.run_key}')",
+            file=sys.stderr,
+        )
+    _print_result(outcome, launch, as_json=args.json)
+    if failed:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if outcome.ok else EXIT_INCOMPLETE
+
+
+def _print_result(outcome, launch, *, as_json: bool) -> None:
+    from w2c_tui.preference.link import preference_note
+    from w2c_tui.preference.text import figures_lines
+    from w2c_tui.store.jsonl import read_json
+
+    root = outcome.plan.paths.root
+    metrics = read_json(outcome.plan.paths.metrics_file(launch.kind)) or {}
+    key = "preference" if launch.kind == "prefer" else "preference_check"
+    figures = metrics.get(key) or {}
+    settings = launch.loaded.settings
+    note = preference_note(root, read_json(root / "manifest.json"), [launch.kind])
+    if as_json:
+        document = {
+            "session": str(root),
+            "kind": launch.kind,
+            "judge_model": launch.judge,
+            "k": launch.options.k,
+            "temperature": settings.pipelines.judge_temperature,
+            "simulated": launch.simulated,
+            "status": outcome.statuses.get(launch.kind),
+            "figures": figures,
+        }
+        if launch.kind == "prefer":
+            document.update(session_a=str(launch.pair.root_a), session_b=str(launch.pair.root_b))
+            document["judge_check_link"] = note.to_json() if note else None
+        print(json.dumps(document, indent=2))
+        return
+    simulated = "  [SIMULATED]" if launch.simulated else ""
+    print(
+        f"{launch.kind}  judge {launch.judge}  k {launch.options.k}  temperature {settings.pipelines.judge_temperature}"
+        f"  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{simulated}"
+    )
+    if launch.kind == "prefer":
+        print(f"  A {launch.pair.root_a}\n  B {launch.pair.root_b}")
+    for line in figures_lines(metrics) or ["no figure: no call was answered"]:
+        print(f"  {line}")
+    for line in note.lines() if note else []:
+        print(f"  {'WARNING: ' if line == note.warning else ''}{line}")
+    print(root)

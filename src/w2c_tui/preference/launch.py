@@ -1,0 +1,249 @@
+"""The preference launches: `w2c-tui prefer A B` and `w2c-tui prefer-check`, each one session.
+
+Each is a `Launch` like any other (providers, preflight, lock, manifest, runner, MLflow) with
+its own plan: the session's "target" is the judge model, its one pipeline `prefer` or
+`prefer_check`, its items one per (pair, call) (`keys.py`).
+
+- `prefer`: the pairs are the examples both sessions answered in their llm_judge pipeline;
+  their questions and tools come from session A's dataset.
+- `prefer-check`: the pairs are, for every example of the dataset file (the whole file, as
+  judge-check), its right reference answer against each of the three wrong ones.
+
+A session's fingerprint is its own (kind, judge, judge server, temperature, token limit, k,
+seed, and the answers compared), so running the same command again resumes it; the default
+run keys are `prefer` and `prefer-check`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from w2c_tui.api import ProviderSettings
+from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
+from w2c_tui.data import Example, load_examples
+from w2c_tui.data.when2call import file_sha256
+from w2c_tui.engine.launch import Launch, LaunchError
+from w2c_tui.engine.plan import SessionPlan, dataset_path, model_identity, resolve_run_key
+from w2c_tui.labels import LABELS
+from w2c_tui.pipelines import catalog
+from w2c_tui.preference.keys import call_key, check_pair
+from w2c_tui.preference.pipeline import PREFER, PREFER_CHECK, PreferCheckPipeline, PreferPipeline, session_answers
+from w2c_tui.session.dataset import load_dataset
+from w2c_tui.session.models import manifest_of
+from w2c_tui.store.jsonl import read_json, write_json_atomic
+from w2c_tui.store.layout import SessionPaths
+
+DEFAULT_K = 2
+MAX_K = 50
+
+
+@dataclass(frozen=True)
+class PreferenceOptions:
+    judge: str | None = None  # None: [models] judge_model
+    k: int = DEFAULT_K
+    temperature: float | None = None  # None: [pipelines] judge_temperature
+
+
+def preference_config(loaded: LoadedConfig, options: PreferenceOptions) -> LoadedConfig:
+    """The loaded config with this run's judge and temperature; LaunchError names a bad option."""
+    settings = loaded.settings
+    judge = settings.models.judge_model if options.judge is None else options.judge.strip()
+    if not judge:
+        raise LaunchError("--judge: empty model name; name the judge model")
+    if not 1 <= options.k <= MAX_K:
+        raise LaunchError(f"--k {options.k}: must be between 1 and {MAX_K}")
+    temperature = settings.pipelines.judge_temperature if options.temperature is None else options.temperature
+    if not 0 <= temperature <= 2:
+        raise LaunchError(f"--temperature {temperature}: must be between 0 and 2")
+    if options.k > 2 and temperature <= 0:
+        raise LaunchError(
+            f"--k {options.k} needs --temperature above 0: at temperature 0 a third call repeats the first"
+        )
+    updated = settings.model_copy(
+        update={
+            "models": settings.models.model_copy(update={"judge_model": judge}),
+            "pipelines": settings.pipelines.model_copy(update={"judge_temperature": float(temperature)}),
+        }
+    )
+    return dataclasses.replace(loaded, settings=updated)
+
+
+def _payload(loaded: LoadedConfig, kind: str, k: int, digest: str) -> tuple[str, str, dict, str]:
+    """(judge, family, endpoint, fingerprint) of a preference session over inputs `digest`."""
+    settings = loaded.settings
+    judge = settings.models.judge_model
+    family, endpoint = model_identity(loaded, judge, "judge model")
+    full = fingerprint_payload(settings, judge, digest, family, endpoint)
+    payload = {
+        "kind": kind,
+        "inputs_sha256": digest,
+        "judge_model": judge,
+        "reasoning_effort": full["models"]["reasoning_effort"],
+        "api_seed": full["api_seed"],
+        "judge_temperature": settings.pipelines.judge_temperature,
+        "judge_max_tokens": settings.pipelines.judge_max_tokens,
+        "k": k,
+        "endpoint": full["endpoint"],
+    }
+    return judge, family, endpoint, session_fingerprint(payload)
+
+
+def _items(pairs: list[tuple[str, Example]], k: int) -> list[Example]:
+    """k items per pair, keyed <pair>#<call>, in pair order (the example's gold label kept)."""
+    return [dataclasses.replace(example, uuid=call_key(pair, call)) for pair, example in pairs for call in range(k)]
+
+
+@dataclass(frozen=True)
+class SessionPair:
+    """The two sessions `prefer` compares and the answers they share."""
+
+    root_a: Path
+    root_b: Path
+    manifest_a: dict
+    manifest_b: dict
+    examples: list[Example]  # the examples both answered, by uuid
+    dataset: Path
+    answers_digest: str
+
+
+def session_pair(root_a: Path, root_b: Path) -> SessionPair:
+    """Read both sessions; LaunchError names what is missing."""
+    manifests = []
+    for name, root in (("A", root_a), ("B", root_b)):
+        manifest = read_json(Path(root) / "manifest.json")
+        if not isinstance(manifest, dict):
+            raise LaunchError(f"session {name}: {root} is not a session folder (no readable manifest.json)")
+        manifests.append(manifest)
+    answers_a, answers_b = session_answers(root_a), session_answers(root_b)
+    for name, root, answers in (("A", root_a, answers_a), ("B", root_b, answers_b)):
+        if not answers:
+            raise LaunchError(f"session {name}: {root} has no judged llm_judge answer to compare")
+    shared = sorted(answers_a.keys() & answers_b.keys())
+    if not shared:
+        raise LaunchError("sessions A and B answered no example in common (llm_judge)")
+    found, path = load_dataset(manifest_of(manifests[0]), Path(root_a), set(shared))
+    if not found or path is None:
+        raise LaunchError(f"session A: its dataset file has none of the {len(shared):,} examples both sessions answered")
+    examples = [found[uuid] for uuid in shared if uuid in found]
+    digest = hashlib.sha256(
+        json.dumps([[u, answers_a[u]["text"], answers_b[u]["text"]] for u in shared if u in found]).encode("utf-8")
+    ).hexdigest()
+    return SessionPair(Path(root_a), Path(root_b), manifests[0], manifests[1], examples, Path(path), digest)
+
+
+class PreferLaunch(Launch):
+    """`w2c-tui prefer A B`: B's answers against A's, pair by pair."""
+
+    kind = PREFER
+    default_run_key = "prefer"
+
+    def __init__(
+        self, loaded: LoadedConfig, session_a: Path, session_b: Path, options: PreferenceOptions | None = None,
+        *, run_key: str | None = None,
+    ) -> None:
+        self.options = options or PreferenceOptions()
+        self.pair = session_pair(Path(session_a).resolve(), Path(session_b).resolve())
+        catalog.register(PreferPipeline)  # no plain launch runs it: this one does
+        super().__init__(preference_config(loaded, self.options), run_key=run_key or self.default_run_key)
+
+    @property
+    def judge(self) -> str:
+        return self.loaded.settings.models.judge_model
+
+    def _plan(self, run_key, models, only, resume_session) -> tuple[str, list[SessionPlan]]:
+        key = resolve_run_key(self.loaded, run_key)
+        pair = self.pair
+        judge, family, endpoint, fingerprint = _payload(self.loaded, PREFER, self.options.k, pair.answers_digest)
+        return key, [
+            SessionPlan(
+                target_model=judge,
+                family=family,
+                fingerprint=fingerprint,
+                paths=SessionPaths.under(self.loaded.workdir, key, fingerprint),
+                examples=_items([(e.uuid, e) for e in pair.examples], self.options.k),
+                pipelines=[PREFER],
+                sweeps=[],
+                dataset_path=pair.dataset,
+                dataset_sha256=file_sha256(pair.dataset),
+                endpoint=endpoint,
+            )
+        ]
+
+    def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
+        super()._open_manifest(plan, providers)
+        manifest = read_json(plan.paths.manifest) or {}
+        manifest[PREFER] = {
+            "session_a": str(self.pair.root_a),
+            "session_b": str(self.pair.root_b),
+            "target_a": self.pair.manifest_a.get("target_model"),
+            "target_b": self.pair.manifest_b.get("target_model"),
+            "judge_model": self.judge,
+            "k": self.options.k,
+            "temperature": self.loaded.settings.pipelines.judge_temperature,
+            "n_pairs": len(self.pair.examples),
+        }
+        write_json_atomic(plan.paths.manifest, manifest)
+
+
+def check_pairs(examples: list[Example]) -> list[tuple[str, Example]]:
+    """(pair key, item) of every example's right answer against each wrong one, in label order."""
+    return [
+        (check_pair(example.uuid, label), example)
+        for example in examples
+        for label in LABELS
+        if label != example.correct_answer and label in example.answers and example.correct_answer in example.answers
+    ]
+
+
+class PreferCheckLaunch(Launch):
+    """`w2c-tui prefer-check`: the judge picks between the right reference answer and a wrong one."""
+
+    kind = PREFER_CHECK
+    default_run_key = "prefer-check"
+
+    def __init__(self, loaded: LoadedConfig, options: PreferenceOptions | None = None, *, run_key: str | None = None) -> None:
+        self.options = options or PreferenceOptions()
+        catalog.register(PreferCheckPipeline)
+        super().__init__(preference_config(loaded, self.options), run_key=run_key or self.default_run_key)
+
+    @property
+    def judge(self) -> str:
+        return self.loaded.settings.models.judge_model
+
+    def _plan(self, run_key, models, only, resume_session) -> tuple[str, list[SessionPlan]]:
+        key = resolve_run_key(self.loaded, run_key)
+        path = dataset_path(self.loaded)
+        examples = sorted(load_examples(path), key=lambda e: e.uuid)
+        digest = file_sha256(path)
+        judge, family, endpoint, fingerprint = _payload(self.loaded, PREFER_CHECK, self.options.k, digest)
+        self.n_examples = len(examples)
+        return key, [
+            SessionPlan(
+                target_model=judge,
+                family=family,
+                fingerprint=fingerprint,
+                paths=SessionPaths.under(self.loaded.workdir, key, fingerprint),
+                examples=_items(check_pairs(examples), self.options.k),
+                pipelines=[PREFER_CHECK],
+                sweeps=[],
+                dataset_path=path,
+                dataset_sha256=digest,
+                endpoint=endpoint,
+            )
+        ]
+
+    def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
+        super()._open_manifest(plan, providers)
+        manifest = read_json(plan.paths.manifest) or {}
+        manifest[PREFER_CHECK] = {
+            "judge_model": self.judge,
+            "k": self.options.k,
+            "temperature": self.loaded.settings.pipelines.judge_temperature,
+            "n_examples": self.n_examples,
+            "n_pairs": len(plan.examples) // self.options.k,
+        }
+        write_json_atomic(plan.paths.manifest, manifest)

@@ -3,8 +3,8 @@
 The demo is what `w2c-tui run` does with no config: the embedded simulated endpoint and the
 bundled 300 examples (`use_full_dataset = true` here, so all 300). Each pipeline runs as
 its own session (so its time is its own), then its estimate (`engine/estimate.py`, the
-figures the Setup screen shows) is set beside the actual: answered requests (including
-/tokenize calls), prompt and completion tokens as the server reported them in `usage`
+figures the Setup screen shows) is set beside the actual: answered requests
+(/tokenize calls included), prompt and completion tokens as the server reported them in `usage`
 (metrics.json), and the pipeline's wall time from its first example to its last row. The embedded simulator
 answers in a thread of the same process without latency, so a run is CPU-bound: the table
 also gives the process's CPU seconds for the whole launch (start-up and metrics included),
@@ -81,7 +81,7 @@ def measure(pipeline: str, folder: Path) -> dict:
         "seconds": progress.finished_at - progress.started_at,
     }
     estimated = {
-        "requests": guess.requests[exp_name] + guess.tokenize_calls.get(exp_name, 0),
+        "requests": guess.requests[exp_name],
         "prompt_tokens": guess.prompt_tokens.get(exp_name, 0),
         "completion_tokens": guess.completion_tokens.get(exp_name, 0),
         "seconds": guess.seconds.get(exp_name, 0.0),
@@ -120,7 +120,7 @@ def measure_paced(pipeline: str, folder: Path, url: str, rpm: int, n_per_label: 
     usage = (read_json(outcome.plan.paths.metrics_file(pipeline)) or {}).get("usage") or {}
     return {
         "exp_name": pipeline, "examples": len(examples), "rpm": rpm,
-        "requests": (guess.requests[pipeline] + guess.tokenize_calls.get(pipeline, 0), usage.get("requests")),
+        "requests": (guess.requests[pipeline], usage.get("requests")),
         "seconds": (guess.seconds[pipeline], progress.finished_at - progress.started_at),
     }
 

@@ -133,7 +133,7 @@ def test_a_registered_kind_can_be_chosen_and_estimated(one_label_kind):
     with pytest.raises(PlanError, match="one_label"):
         planned_exp_names(settings, ["nonesuch"])
     assert [name for name, _, _ in planned_pipelines(settings)] == ["llm_judge", "mcq", "mcq_logprob"]
-    assert estimate(settings, 10).tokenize_calls == {"mcq_logprob": 50}
+    assert estimate(settings, 10).requests == {"llm_judge": 20, "mcq": 10, "mcq_logprob": 10}
 
 
 def test_a_registered_kind_runs_end_to_end(sim, tmp_path, one_label_kind, capsys):

@@ -9,7 +9,6 @@ from w2c_tui.testing.synthetic_session import write_session
 from w2c_tui.tui.app import W2cApp
 
 from test_tui_flow import wait_for
-from test_tui_snapshots import settle
 
 
 async def test_edit_on_the_built_in_endpoint_says_there_is_nothing_to_edit(tmp_path, monkeypatch):
@@ -32,8 +31,10 @@ async def test_a_launch_note_is_never_an_empty_notification(tmp_path, monkeypatc
         before = len(app._notifications)
         app._launch_note("")
         app._launch_note("   ")
+        await pilot.pause()
         assert len(app._notifications) == before
         app._launch_note("call traces left unpacked: disk full")
+        await pilot.pause()
         note = list(app._notifications)[-1]
         assert (note.title, note.message) == ("call traces left unpacked", "disk full")
 

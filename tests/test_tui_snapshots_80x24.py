@@ -141,3 +141,30 @@ async def test_the_sessions_tree_keeps_the_whole_count_at_80x24(tmp_path, monkey
         tree = app.screen.query_one("#sessions-tree")
         lines = [strip.text for strip in tree.render_lines(tree.region.reset_offset)]
         assert any("150/150" in line for line in lines), lines
+
+
+# 120x40, where the layouts differ from 80x24 (issue 27): the Sessions panel's full table with
+# the interval, Compare's table on one line per pipeline, Setup in two columns.
+def test_sessions_120x40(snap_compare, workdir):
+    async def ready(pilot):
+        await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
+
+    assert snap_compare(make_app(workdir), terminal_size=(120, 40), run_before=ready)
+
+
+def test_compare_120x40(snap_compare, workdir):
+    sessions = sorted(str(p) for p in (workdir / "runs" / "synthetic" / "sessions").iterdir())
+
+    async def ready(pilot):
+        await settle(pilot, lambda: len(pilot.app.screen.sessions) == 2)
+        pilot.app.screen.choose(sessions[0], sessions[1])
+        await settle(pilot, lambda: pilot.app.screen.data_b is not None)
+
+    assert snap_compare(make_app(workdir, start_mode="compare"), terminal_size=(120, 40), run_before=ready)
+
+
+def test_setup_120x40(snap_compare, tmp_path, monkeypatch):
+    async def ready(pilot):
+        await setup_ready(pilot)
+
+    assert snap_compare(setup_app(tmp_path, monkeypatch), terminal_size=(120, 40), run_before=ready)

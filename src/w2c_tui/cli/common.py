@@ -39,6 +39,28 @@ def path_argument(text: str) -> str:
     return text
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def temperature(text: str) -> float:
+    """An argparse type: a sampling temperature, 0 to 2."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, got {value}")
+    return value
+
+
 def add_config_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", metavar="FILE", type=path_argument, default=argparse.SUPPRESS,

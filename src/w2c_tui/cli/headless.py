@@ -10,7 +10,7 @@ import sys
 from typing import Any, Callable
 
 from w2c_tui.cli.common import load
-from w2c_tui.cli.errors import EXIT_INTERRUPTED
+from w2c_tui.cli.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK
 from w2c_tui.redaction import scrub
 
 
@@ -38,6 +38,44 @@ def run_headless(args: argparse.Namespace, make_launch: Callable[[Any], Any]) ->
     except LaunchError as exc:
         print(f"w2c-tui: error: {scrub(str(exc))}", file=sys.stderr)
         return None
+
+
+def run_one_session(
+    args: argparse.Namespace,
+    make_launch: Callable[[Any], Any],
+    *,
+    name: str,
+    failed_line: Callable[[Any, Any], str],
+    unfinished: str,
+    show: Callable[[Any, Any], None],
+) -> int:
+    """Run a launch of one session (judge-check, prefer, prefer-check) and print its figures
+    (`show(outcome, launch)`): exit 0 complete, 1 when items are missing (`unfinished` says so and
+    how to finish), 2 when it failed or could not start."""
+    from w2c_tui.cli.progress import end_notes
+    from w2c_tui.status import FAILED
+
+    started = run_headless(args, make_launch)
+    if started is None:
+        return EXIT_BAD_INPUT
+    if isinstance(started, int):  # stopped by the user before it began
+        return started
+    launch, outcomes = started
+    if not outcomes:
+        print(f"w2c-tui: error: the {name} did not start", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    [outcome] = outcomes
+    for note in end_notes(outcome.state):
+        print(note, file=sys.stderr)
+    failed = any(status == FAILED for status in outcome.statuses.values())
+    if failed:
+        print(f"w2c-tui: {failed_line(outcome, launch)}", file=sys.stderr)
+    elif not outcome.ok:
+        print(f"w2c-tui: {unfinished} (run key '{launch.run_key}')", file=sys.stderr)
+    show(outcome, launch)
+    if failed:
+        return EXIT_BAD_INPUT
+    return EXIT_OK if outcome.ok else EXIT_INCOMPLETE
 
 
 async def _run(launch) -> list:

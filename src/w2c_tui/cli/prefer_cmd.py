@@ -8,23 +8,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from w2c_tui.cli.common import add_config_argument, path_argument
-from w2c_tui.cli.errors import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_OK
-from w2c_tui.cli.judge_check_cmd import _positive_int, _temperature
-from w2c_tui.status import FAILED
+from w2c_tui.cli.common import add_config_argument, path_argument, positive_int, temperature
 
 
 def _common(parser: argparse.ArgumentParser, run_key: str) -> None:
     add_config_argument(parser)
     parser.add_argument("--judge", metavar="MODEL", help="judge model (default: [models] judge_model)")
     parser.add_argument(
-        "--k", type=_positive_int, default=2, metavar="N",
+        "--k", type=positive_int, default=2, metavar="N",
         help="calls per pair, the order swapped on alternate calls (default 2; above 2 needs --temperature > 0)",
     )
     parser.add_argument(
-        "--temperature", type=_temperature, metavar="T", help="judge temperature (default: [pipelines] judge_temperature)"
+        "--temperature", type=temperature, metavar="T", help="judge temperature (default: [pipelines] judge_temperature)"
     )
     parser.add_argument("--run-key", metavar="KEY", help=f"run bucket (default: {run_key}; the same command resumes)")
     parser.add_argument("--json", action="store_true", help="the figures as one JSON document on stdout")
@@ -58,34 +54,16 @@ def prefer_check(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, make_launch) -> int:
-    from w2c_tui.cli.headless import run_headless
-    from w2c_tui.cli.progress import end_notes
+    from w2c_tui.cli.headless import run_one_session
 
-    started = run_headless(args, make_launch)
-    if started is None:
-        return EXIT_BAD_INPUT
-    if isinstance(started, int):  # stopped by the user before it began
-        return started
-    launch, outcomes = started
-    if not outcomes:
-        print("w2c-tui: error: the preference session did not start", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    [outcome] = outcomes
-    for note in end_notes(outcome.state):
-        print(note, file=sys.stderr)
-    failed = any(status == FAILED for status in outcome.statuses.values())
-    if failed:
-        print(f"w2c-tui: {launch.kind} failed: see the audit events", file=sys.stderr)
-    elif not outcome.ok:
-        print(
-            "w2c-tui: not every call was answered; run the same command again to send only the missing ones "
-            f"(run key '{launch.run_key}')",
-            file=sys.stderr,
-        )
-    _print_result(outcome, launch, as_json=args.json)
-    if failed:
-        return EXIT_BAD_INPUT
-    return EXIT_OK if outcome.ok else EXIT_INCOMPLETE
+    return run_one_session(
+        args,
+        make_launch,
+        name="preference session",
+        failed_line=lambda outcome, launch: f"{launch.kind} failed: see the audit events",
+        unfinished="not every call was answered; run the same command again to send only the missing ones",
+        show=lambda outcome, launch: _print_result(outcome, launch, as_json=args.json),
+    )
 
 
 def _print_result(outcome, launch, *, as_json: bool) -> None:

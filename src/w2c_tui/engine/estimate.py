@@ -3,8 +3,8 @@
 The pipelines and sweeps are the plan's own (`engine.plan.planned_exp_names`); what one
 example costs is each kind's registry entry (`session/kinds.py`): llm_judge 2 requests
 (target + judge; a judge repair adds one more, rarely), mcq 1, mcq_logprob 1 /completions
-request plus five small /tokenize calls (`tokenize_calls`, where the server has a
-tokenizer); a stability sweep is k times its method. The figures are for one session (one
+request (a server that lists no token ids in its echo adds five small /tokenize calls, not
+counted); a stability sweep is k times its method. The figures are for one session (one
 target model); a launch with several target models runs one session each.
 
 - Prompt tokens: characters of the real prompts (measured on a sample of examples, scaled
@@ -44,7 +44,6 @@ _SAMPLE = 40
 # A real server's latency per request (assumed: the largest uncertainty of the time estimate).
 REQUEST_SECONDS = 0.5
 DECODE_TOKENS_PER_SECOND = 50.0
-TOKENIZE_SECONDS = 0.05
 # The embedded simulator (loopback, no latency): CPU per answered request, plus per echoed
 # prompt token of log-probability requests, on the project's 2-core machine.
 SIM_CONCURRENCY = 32  # engine/endpoint.py gives the embedded simulator this max_concurrency
@@ -57,7 +56,6 @@ class Estimate:
     n_examples: int
     requests: dict[str, int] = field(default_factory=dict)  # generation requests (chat, completions)
     prompt_tokens: dict[str, int] = field(default_factory=dict)
-    tokenize_calls: dict[str, int] = field(default_factory=dict)  # small /tokenize calls beside the requests
     completion_tokens: dict[str, int] = field(default_factory=dict)  # typical
     completion_tokens_max: dict[str, int] = field(default_factory=dict)  # at most (max_tokens)
     seconds: dict[str, float] = field(default_factory=dict)  # each pipeline alone, at the current limits
@@ -76,10 +74,6 @@ class Estimate:
         return sum(self.prompt_tokens.values())
 
     @property
-    def total_tokenize_calls(self) -> int:
-        return sum(self.tokenize_calls.values())
-
-    @property
     def total_completion_tokens(self) -> int:
         return sum(self.completion_tokens.values())
 
@@ -88,10 +82,10 @@ class Estimate:
         return sum(self.completion_tokens_max.values())
 
     def as_dict(self) -> dict[str, Any]:
-        """The manifest's `estimate`: per pipeline and in total (answered requests include /tokenize)."""
+        """The manifest's `estimate`: per pipeline and in total."""
         pipelines = {
             name: {
-                "requests": self.requests[name] + self.tokenize_calls.get(name, 0),
+                "requests": self.requests[name],
                 "prompt_tokens": self.prompt_tokens.get(name, 0),
                 "completion_tokens": self.completion_tokens.get(name, 0),
                 "completion_tokens_max": self.completion_tokens_max.get(name, 0),
@@ -101,7 +95,7 @@ class Estimate:
         }
         return {
             "n_examples": self.n_examples,
-            "requests": self.total_requests + self.total_tokenize_calls,
+            "requests": self.total_requests,
             "prompt_tokens": self.total_prompt_tokens,
             "completion_tokens": self.total_completion_tokens,
             "completion_tokens_max": self.total_completion_tokens_max,
@@ -159,10 +153,7 @@ def estimate(
         kind = kinds.get(method)
         runs = n_examples * repeats
         requests = runs * kind.requests_per_example
-        tokenize = runs * kind.tokenize_calls_per_example
         result.requests[exp_name] = requests
-        if tokenize:
-            result.tokenize_calls[exp_name] = tokenize
         prompt = int(runs * (chars_per_method or {}).get(method, 0.0) / CHARS_PER_TOKEN)
         limit = sum(int(getattr(settings.pipelines, key, 0)) for key in kind.completion_limit_keys)
         typical = min(kind.completion_tokens, limit) if limit else kind.completion_tokens
@@ -191,11 +182,6 @@ def estimate(
             else:
                 per_request = completion * share / n if n else 0.0
                 load.request_seconds += n * (REQUEST_SECONDS + per_request / DECODE_TOKENS_PER_SECOND)
-        if tokenize:  # /tokenize goes to the target's server
-            provider = route(target, providers) if providers else None
-            load = loads[exp_name].setdefault(provider.name if provider else "", _Load())
-            load.requests += tokenize
-            load.request_seconds += tokenize * (SIM_SECONDS_PER_REQUEST if provider is None else TOKENIZE_SECONDS)
     limits = {name: _limits(settings, name) for name in {p for per in loads.values() for p in per}}
     result.limits = {name or "simulated": lim for name, lim in limits.items()}
     for exp_name, per_provider in loads.items():

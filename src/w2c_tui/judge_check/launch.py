@@ -13,89 +13,38 @@ evaluation, and running the same check again resumes it. The default run key is
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 
 from w2c_tui.api import ProviderSettings
-from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
+from w2c_tui.config import LoadedConfig
 from w2c_tui.data import load_examples
 from w2c_tui.data.when2call import file_sha256
-from w2c_tui.engine.launch import Launch, LaunchError
-from w2c_tui.engine.plan import SessionPlan, dataset_path, model_identity, resolve_run_key
+from w2c_tui.engine.judge_options import JudgeOptions, judge_plan, with_judge
+from w2c_tui.engine.launch import Launch
+from w2c_tui.engine.plan import SessionPlan, dataset_path, resolve_run_key
 from w2c_tui.judge_check.link import JUDGE_CHECK
 from w2c_tui.judge_check.pipeline import JudgeCheckPipeline, reference_items
 from w2c_tui.pipelines import catalog
 from w2c_tui.store.jsonl import read_json, write_json_atomic
 from w2c_tui.session.answer_keys import split_answer_key
-from w2c_tui.store.layout import SessionPaths
 
 DEFAULT_RUN_KEY = "judge-check"
-MAX_K = 50
+# One call per reference answer by default; more need a temperature above 0 (the label would repeat).
+JudgeCheckOptions = JudgeOptions
 
 
-@dataclass(frozen=True)
-class JudgeCheckOptions:
-    judge: str | None = None  # None: [models] judge_model
-    k: int = 1
-    temperature: float | None = None  # None: [pipelines] judge_temperature
-
-
-def judge_check_config(loaded: LoadedConfig, options: JudgeCheckOptions) -> LoadedConfig:
+def judge_check_config(loaded: LoadedConfig, options: JudgeOptions) -> LoadedConfig:
     """The loaded config with the judge and its temperature of this check; LaunchError names a bad option."""
-    settings = loaded.settings
-    judge = settings.models.judge_model if options.judge is None else options.judge.strip()
-    if not judge:
-        raise LaunchError("--judge: empty model name; name the judge model to check")
-    if not 1 <= options.k <= MAX_K:
-        raise LaunchError(f"--k {options.k}: must be between 1 and {MAX_K}")
-    temperature = settings.pipelines.judge_temperature if options.temperature is None else options.temperature
-    if not 0 <= temperature <= 2:
-        raise LaunchError(f"--temperature {temperature}: must be between 0 and 2")
-    if options.k > 1 and temperature <= 0:
-        raise LaunchError(
-            f"--k {options.k} needs --temperature above 0: at temperature 0 the judge gives the same label every time"
-        )
-    updated = settings.model_copy(
-        update={
-            "models": settings.models.model_copy(update={"judge_model": judge}),
-            "pipelines": settings.pipelines.model_copy(update={"judge_temperature": float(temperature)}),
-        }
-    )
-    return dataclasses.replace(loaded, settings=updated)
+    return with_judge(loaded, options, k_at_zero=1, why="at temperature 0 the judge gives the same label every time")
 
 
 def plan_judge_check(loaded: LoadedConfig, run_key: str, k: int) -> SessionPlan:
     """The one session of a judge-check (its judge is `[models] judge_model` of `loaded`)."""
-    settings = loaded.settings
-    judge = settings.models.judge_model
     path = dataset_path(loaded)
     examples = sorted(load_examples(path), key=lambda e: e.uuid)
     digest = file_sha256(path)
-    family, endpoint = model_identity(loaded, judge, "judge model")
-    full = fingerprint_payload(settings, judge, digest, family, endpoint)
-    payload = {
-        "kind": JUDGE_CHECK,
-        "dataset_sha256": digest,
-        "judge_model": judge,
-        "reasoning_effort": full["models"]["reasoning_effort"],
-        "api_seed": full["api_seed"],
-        "judge_temperature": settings.pipelines.judge_temperature,
-        "judge_max_tokens": settings.pipelines.judge_max_tokens,
-        "k": k,
-        "endpoint": full["endpoint"],
-    }
-    fingerprint = session_fingerprint(payload)
-    return SessionPlan(
-        target_model=judge,
-        family=family,
-        fingerprint=fingerprint,
-        paths=SessionPaths.under(loaded.workdir, run_key, fingerprint),
-        examples=reference_items(examples),
-        pipelines=[JUDGE_CHECK],
-        sweeps=[],
-        dataset_path=path,
-        dataset_sha256=digest,
-        endpoint=endpoint,
+    return judge_plan(
+        loaded, run_key, JUDGE_CHECK, k, reference_items(examples),
+        digest_key="dataset_sha256", digest=digest, dataset=path, dataset_sha256=digest,
     )
 
 

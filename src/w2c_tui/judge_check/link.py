@@ -14,6 +14,7 @@ from typing import Any
 
 from w2c_tui.metrics.judge_check import KAPPA_WARNING
 from w2c_tui.session import kinds
+from w2c_tui.session.judge_sessions import judge_endpoint, sessions_of_judge
 from w2c_tui.store.layout import SessionPaths
 from w2c_tui.store.jsonl import read_document
 
@@ -78,11 +79,6 @@ class JudgeNote:
         }
 
 
-def _judge_endpoint(manifest: dict[str, Any]) -> Any:
-    endpoint = manifest.get("endpoint")
-    return endpoint.get("judge") if isinstance(endpoint, dict) else None
-
-
 def _read_check(root: Path) -> JudgeCheck | None:
     """The judge-check of one session folder, None unless it finished (every row, _DONE.json)."""
     paths = SessionPaths(root)
@@ -111,32 +107,11 @@ def _read_check(root: Path) -> JudgeCheck | None:
     )
 
 
-def find_judge_checks(workdir: Path, judge_model: str, judge_endpoint: Any) -> list[JudgeCheck]:
+def find_judge_checks(workdir: Path, judge_model: str, endpoint: Any) -> list[JudgeCheck]:
     """Complete judge-checks of this judge (model and server) under the workdir, newest first."""
-    runs = Path(workdir) / "runs"
-    found = []
-    try:
-        folders = [d for run in runs.iterdir() for d in _sessions(run)]
-    except OSError:
-        return []
-    for root in folders:
-        if not (root / "checkpoints" / JUDGE_CHECK).is_dir():
-            continue
-        manifest, _ = read_document(root / "manifest.json")
-        if manifest is None or manifest.get("judge_model") != judge_model or _judge_endpoint(manifest) != judge_endpoint:
-            continue
-        check = _read_check(root)
-        if check is not None:
-            found.append(check)
+    found = [c for root in sessions_of_judge(workdir, JUDGE_CHECK, judge_model, endpoint) if (c := _read_check(root))]
     found.sort(key=lambda c: c.finished_at, reverse=True)
     return found
-
-
-def _sessions(run: Path) -> list[Path]:
-    try:
-        return [d for d in (run / "sessions").iterdir() if d.is_dir()]
-    except OSError:
-        return []
 
 
 def uses_judge(exp_names: list[str]) -> bool:
@@ -157,7 +132,7 @@ def judge_note(root: Path, manifest: dict[str, Any] | None, exp_names: list[str]
     if len(parents) < 4:
         return None
     workdir = parents[3]
-    checks = find_judge_checks(workdir, judge, _judge_endpoint(manifest))
+    checks = find_judge_checks(workdir, judge, judge_endpoint(manifest))
     check = checks[0] if checks else None
     if check is None:
         warning = f"judge {judge} was never checked: run `w2c-tui judge-check --judge {judge}`"

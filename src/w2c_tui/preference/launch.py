@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from w2c_tui.api import ProviderSettings
-from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint
+from w2c_tui.config import LoadedConfig
 from w2c_tui.data import Example, load_examples
 from w2c_tui.data.when2call import file_sha256
+from w2c_tui.engine.judge_options import JudgeOptions, judge_plan, with_judge
 from w2c_tui.engine.launch import Launch, LaunchError
-from w2c_tui.engine.plan import SessionPlan, dataset_path, model_identity, resolve_run_key
+from w2c_tui.engine.plan import SessionPlan, dataset_path, resolve_run_key
 from w2c_tui.labels import LABELS
 from w2c_tui.pipelines import catalog
 from w2c_tui.preference.keys import call_key, check_pair
@@ -35,61 +36,18 @@ from w2c_tui.preference.pipeline import PREFER, PREFER_CHECK, PreferCheckPipelin
 from w2c_tui.session.dataset import load_dataset
 from w2c_tui.session.models import manifest_of
 from w2c_tui.store.jsonl import read_json, write_json_atomic
-from w2c_tui.store.layout import SessionPaths
 
 DEFAULT_K = 2
-MAX_K = 50
 
 
 @dataclass(frozen=True)
-class PreferenceOptions:
-    judge: str | None = None  # None: [models] judge_model
-    k: int = DEFAULT_K
-    temperature: float | None = None  # None: [pipelines] judge_temperature
+class PreferenceOptions(JudgeOptions):
+    k: int = DEFAULT_K  # each pair both ways
 
 
-def preference_config(loaded: LoadedConfig, options: PreferenceOptions) -> LoadedConfig:
+def preference_config(loaded: LoadedConfig, options: JudgeOptions) -> LoadedConfig:
     """The loaded config with this run's judge and temperature; LaunchError names a bad option."""
-    settings = loaded.settings
-    judge = settings.models.judge_model if options.judge is None else options.judge.strip()
-    if not judge:
-        raise LaunchError("--judge: empty model name; name the judge model")
-    if not 1 <= options.k <= MAX_K:
-        raise LaunchError(f"--k {options.k}: must be between 1 and {MAX_K}")
-    temperature = settings.pipelines.judge_temperature if options.temperature is None else options.temperature
-    if not 0 <= temperature <= 2:
-        raise LaunchError(f"--temperature {temperature}: must be between 0 and 2")
-    if options.k > 2 and temperature <= 0:
-        raise LaunchError(
-            f"--k {options.k} needs --temperature above 0: at temperature 0 a third call repeats the first"
-        )
-    updated = settings.model_copy(
-        update={
-            "models": settings.models.model_copy(update={"judge_model": judge}),
-            "pipelines": settings.pipelines.model_copy(update={"judge_temperature": float(temperature)}),
-        }
-    )
-    return dataclasses.replace(loaded, settings=updated)
-
-
-def _payload(loaded: LoadedConfig, kind: str, k: int, digest: str) -> tuple[str, str, dict, str]:
-    """(judge, family, endpoint, fingerprint) of a preference session over inputs `digest`."""
-    settings = loaded.settings
-    judge = settings.models.judge_model
-    family, endpoint = model_identity(loaded, judge, "judge model")
-    full = fingerprint_payload(settings, judge, digest, family, endpoint)
-    payload = {
-        "kind": kind,
-        "inputs_sha256": digest,
-        "judge_model": judge,
-        "reasoning_effort": full["models"]["reasoning_effort"],
-        "api_seed": full["api_seed"],
-        "judge_temperature": settings.pipelines.judge_temperature,
-        "judge_max_tokens": settings.pipelines.judge_max_tokens,
-        "k": k,
-        "endpoint": full["endpoint"],
-    }
-    return judge, family, endpoint, session_fingerprint(payload)
+    return with_judge(loaded, options, k_at_zero=2, why="at temperature 0 a third call repeats the first")
 
 
 def _items(pairs: list[tuple[str, Example]], k: int) -> list[Example]:
@@ -157,19 +115,11 @@ class PreferLaunch(Launch):
     def _plan(self, run_key, models, only, resume_session) -> tuple[str, list[SessionPlan]]:
         key = resolve_run_key(self.loaded, run_key)
         pair = self.pair
-        judge, family, endpoint, fingerprint = _payload(self.loaded, PREFER, self.options.k, pair.answers_digest)
+        items = _items([(e.uuid, e) for e in pair.examples], self.options.k)
         return key, [
-            SessionPlan(
-                target_model=judge,
-                family=family,
-                fingerprint=fingerprint,
-                paths=SessionPaths.under(self.loaded.workdir, key, fingerprint),
-                examples=_items([(e.uuid, e) for e in pair.examples], self.options.k),
-                pipelines=[PREFER],
-                sweeps=[],
-                dataset_path=pair.dataset,
-                dataset_sha256=file_sha256(pair.dataset),
-                endpoint=endpoint,
+            judge_plan(
+                self.loaded, key, PREFER, self.options.k, items, digest_key="inputs_sha256",
+                digest=pair.answers_digest, dataset=pair.dataset, dataset_sha256=file_sha256(pair.dataset),
             )
         ]
 
@@ -219,20 +169,12 @@ class PreferCheckLaunch(Launch):
         path = dataset_path(self.loaded)
         examples = sorted(load_examples(path), key=lambda e: e.uuid)
         digest = file_sha256(path)
-        judge, family, endpoint, fingerprint = _payload(self.loaded, PREFER_CHECK, self.options.k, digest)
         self.n_examples = len(examples)
+        items = _items(check_pairs(examples), self.options.k)
         return key, [
-            SessionPlan(
-                target_model=judge,
-                family=family,
-                fingerprint=fingerprint,
-                paths=SessionPaths.under(self.loaded.workdir, key, fingerprint),
-                examples=_items(check_pairs(examples), self.options.k),
-                pipelines=[PREFER_CHECK],
-                sweeps=[],
-                dataset_path=path,
-                dataset_sha256=digest,
-                endpoint=endpoint,
+            judge_plan(
+                self.loaded, key, PREFER_CHECK, self.options.k, items, digest_key="inputs_sha256",
+                digest=digest, dataset=path, dataset_sha256=digest,
             )
         ]
 

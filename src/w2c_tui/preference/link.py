@@ -11,6 +11,7 @@ from typing import Any
 
 from w2c_tui.metrics.preference import ACCURACY_WARNING
 from w2c_tui.session import kinds
+from w2c_tui.session.judge_sessions import judge_endpoint, sessions_of_judge
 from w2c_tui.store.jsonl import read_document
 from w2c_tui.store.layout import SessionPaths
 
@@ -52,11 +53,6 @@ class PreferenceNote:
         return {"judge_model": self.judge_model, "check": self.check.to_json() if self.check else None, "warning": self.warning}
 
 
-def _judge_endpoint(manifest: dict[str, Any]) -> Any:
-    endpoint = manifest.get("endpoint")
-    return endpoint.get("judge") if isinstance(endpoint, dict) else None
-
-
 def _read_check(root: Path) -> PreferenceCheck | None:
     """The prefer-check of one session folder, None unless it finished (every row, _DONE.json)."""
     paths = SessionPaths(root)
@@ -76,22 +72,9 @@ def _read_check(root: Path) -> PreferenceCheck | None:
     )
 
 
-def find_checks(workdir: Path, judge_model: str, judge_endpoint: Any) -> list[PreferenceCheck]:
+def find_checks(workdir: Path, judge_model: str, endpoint: Any) -> list[PreferenceCheck]:
     """Complete prefer-checks of this judge (model and server) under the workdir, newest first."""
-    found = []
-    try:
-        roots = [d for run in (Path(workdir) / "runs").iterdir() for d in (run / "sessions").iterdir() if d.is_dir()]
-    except OSError:
-        return []
-    for root in roots:
-        if not (root / "checkpoints" / PREFER_CHECK).is_dir():
-            continue
-        manifest, _ = read_document(root / "manifest.json")
-        if manifest is None or manifest.get("judge_model") != judge_model or _judge_endpoint(manifest) != judge_endpoint:
-            continue
-        check = _read_check(root)
-        if check is not None:
-            found.append(check)
+    found = [c for root in sessions_of_judge(workdir, PREFER_CHECK, judge_model, endpoint) if (c := _read_check(root))]
     found.sort(key=lambda c: c.finished_at, reverse=True)
     return found
 
@@ -104,7 +87,7 @@ def preference_note(root: Path, manifest: dict[str, Any] | None, exp_names: list
     parents = Path(root).resolve().parents  # <workdir>/runs/<RUN_KEY>/sessions/<FINGERPRINT>
     if not judge or len(parents) < 4:
         return None
-    checks = find_checks(parents[3], judge, _judge_endpoint(manifest))
+    checks = find_checks(parents[3], judge, judge_endpoint(manifest))
     check = checks[0] if checks else None
     if check is None:
         warning = f"preference judge {judge} was never checked: run `w2c-tui prefer-check --judge {judge}`"

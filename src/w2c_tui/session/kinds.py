@@ -68,9 +68,8 @@ class Kind:
     endpoint: str
     files: tuple[CheckpointFile, ...]  # primary first: its rows mean "this UUID is finished"
     label_fields: tuple[str, ...] = ("predicted_label",)  # the first of these a primary row has is its label
-    # The cost of one example (one run of a sweep): requests to `endpoint`, plus small /tokenize calls.
+    # The cost of one example (one run of a sweep): requests to `endpoint`.
     requests_per_example: int = 1
-    tokenize_calls_per_example: int = 0
     cost_note: str = ""
     # Completion tokens of one example: typically (the estimate), and at most: the sum of these
     # [pipelines] max_tokens keys, or the typical figure when the kind names none.
@@ -328,12 +327,12 @@ MCQ_LOGPROB = register(
         ),
         label_fields=("predicted_label_raw", "predicted_label"),
         requests_per_example=1,
-        tokenize_calls_per_example=5,
         completion_tokens=4,  # max_tokens = 1 for each of the four context + answer prompts
         cost_note=(
-            "five prompts (the context, then context + each answer) in one /completions request, "
-            "or five single requests where a server takes one prompt; plus five small /tokenize "
-            "calls where the server has a tokenizer"
+            "five prompts (the context, then context + each answer) in one /completions request "
+            "(a second, of token ids, for the answers whose first token merges with the context), "
+            "or five single requests where a server takes one prompt; a server that lists no token "
+            "ids in the echo but has a tokenizer adds five small /tokenize calls"
         ),
         needs_prompt_logprobs=True,
         sweepable=True,

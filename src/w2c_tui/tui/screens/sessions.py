@@ -204,7 +204,7 @@ class SessionsScreen(Screen):
 
     def _summarise(self, info: SessionInfo) -> None:
         width = self.query_one("#session-summary-box").size.width
-        summary = session_summary(info, short=width < 90, narrow=width < 72)
+        summary = session_summary(info, short=width < 90, narrow=width < 68)  # the short table with its interval: 62 columns
         self.query_one("#session-summary", Static).update(Content.from_markup(summary))
 
     @on(Tree.NodeHighlighted, "#sessions-tree")

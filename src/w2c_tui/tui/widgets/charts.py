@@ -44,8 +44,7 @@ class ThroughputChart(PlotextPlot):
             points = [(t, a) for t, a in zip(self.times, self.accuracy) if a is not None]
             if points:
                 plt.plot([t for t, _ in points], [a for _, a in points], label="accuracy", yside="right", marker="braille")
-                plt.ylim(0, 1.3, yside="right")
-                plt.yticks([0, 0.25, 0.5, 0.75, 1.0], yside="right")
+                plt.ylim(0, 1, yside="right")
             plt.xlabel("seconds")
         self.refresh()
 
@@ -88,7 +87,8 @@ class Histogram(PlotextPlot):
         drawn = False
         for name, values in series.items():
             if values:
-                plt.hist(list(values), bins=bins, label=name)
+                # One series needs no legend (the title names it): a legend would cover the tallest bins.
+                plt.hist(list(values), bins=bins, label=name if len(series) > 1 else None)
                 drawn = True
         if not drawn:
             plt.title(f"{title}: no data")

@@ -6,6 +6,7 @@ example); the chart takes one sample per second.
 
 from __future__ import annotations
 
+import re
 import time
 
 from textual.app import ComposeResult
@@ -15,7 +16,7 @@ from textual.markup import escape
 from textual.widgets import Static
 
 from w2c_tui.session.live import Snapshot
-from w2c_tui.status import CANCELLED, RUNNING
+from w2c_tui.status import CANCELLED
 from w2c_tui.tui.formatting import STATUS_COLOUR
 from w2c_tui.tui.launches import WAITING, MonitoredSession, is_live, session_word
 from w2c_tui.tui.widgets.charts import ThroughputChart
@@ -26,6 +27,7 @@ from w2c_tui.tui.widgets.request_stats import RequestStats
 from w2c_tui.tui.widgets.usage_line import UsageLine, launch_prices
 
 POLL_SECONDS = 0.4
+_FINGERPRINT = re.compile(r"\b([0-9a-f]{8})[0-9a-f]{8}\b")
 CHART_SECONDS = 1.0
 
 
@@ -142,8 +144,11 @@ class SessionMonitor(Vertical):
             hint = "  [$text-muted]cancelling…[/]"
         else:
             hint = "  [$text-muted]c: cancel[/]"
+        title = self.session.title
+        if self.app.size.width < 100:  # 80 columns: the fingerprint's first 8 characters leave room for the hint
+            title = _FINGERPRINT.sub(r"\1", title)
         self.query_one("#monitor-title", Static).update(
-            Content.from_markup(f"[b]{escape(self.session.title)}[/b]  [{colour}]{status}[/]{simulated}{hint}")
+            Content.from_markup(f"[b]{escape(title)}[/b]  [{colour}]{status}[/]{simulated}{hint}")
         )
         message = self.query_one("#monitor-message", Static)
         error = record.error if record is not None else ""

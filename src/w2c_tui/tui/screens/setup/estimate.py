@@ -137,7 +137,7 @@ def estimate_markup(
     finished = finished or {}
     shares = [_left(r, n_examples, finished.get(model, {})) for r, model in zip(results, models)]
     first = results[0]
-    requests = round(sum((r.total_requests + r.total_tokenize_calls) * f for r, f in zip(results, shares)))
+    requests = round(sum(r.total_requests * f for r, f in zip(results, shares)))
     prompt = round(sum(r.total_prompt_tokens * f for r, f in zip(results, shares)))
     completion = round(sum(r.total_completion_tokens * f for r, f in zip(results, shares)))
     most = round(sum(r.total_completion_tokens_max * f for r, f in zip(results, shares)))
@@ -159,7 +159,7 @@ def estimate_markup(
         lines.append(f"[dim]cost: no {escape('[prices]')} · completion ≤ {count(most)}[/]")
     done = finished.get(models[0], {})
     parts = "  ".join(
-        f"{short_exp(name)} {round((n + first.tokenize_calls.get(name, 0)) * (1 - min(done.get(name, 0), n_examples) / max(n_examples, 1))):,}"
+        f"{short_exp(name)} {round(n * (1 - min(done.get(name, 0), n_examples) / max(n_examples, 1))):,}"
         for name, n in first.requests.items()
     )
     lines.append(f"[dim]{escape(parts)}[/]")

@@ -255,6 +255,20 @@ def test_prefer_gives_figures_recomputed_from_the_rows(two_sessions, capsys):
     # A tie prefers no answer, so its call has no label: that is not audited as a coercion.
     assert "invalid_label_coercion" not in printed and figures["ties"] > 0
 
+    # Exports carry the same figures: JSON unrounded, Markdown as a second table.
+    capsys.readouterr()
+    assert main(["export", shown["session"], str(root_a), "--format", "json"]) == 0
+    exported = {r["pipeline"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    mine = exported["prefer"]
+    assert mine["preference_win_rate"] == figures["win_rate"] and mine["preference_se"] == figures["se"]
+    assert (mine["preference_ci95_low"], mine["preference_ci95_high"]) == (figures["ci95"]["low"], figures["ci95"]["high"])
+    assert mine["n_scored"] == 300 and mine["preference_ties"] == figures["ties"]
+    assert exported["llm_judge"]["preference_win_rate"] is None
+    assert main(["export", shown["session"], str(root_a), "--format", "md"]) == 0
+    markdown = capsys.readouterr().out
+    assert "| win rate of B [95% CI] |" in markdown and f"{figures['win_rate']:.3f} [" in markdown
+    assert "| llm_judge |" in markdown
+
     # The Trace screen of one call: its example (question, tools), both answers, the judge's call.
     from w2c_tui.session.data import SessionData
     from w2c_tui.tui.screens.trace import pipeline_section, preference_widgets

@@ -3,7 +3,9 @@
 The metrics table has a row per (session, pipeline) with n, accuracy and macro-F1 with their
 95 % bootstrap intervals, the other two macro-F1 variants and the three hallucination rates
 with numerator and denominator, and for a stability sweep its stability metrics (JSON and CSV:
-k, stability_at_k, mean_consistency_at_k, …, as `show` prints them). Every number is the one `w2c-tui show --json` prints for
+k, stability_at_k, mean_consistency_at_k, …, as `show` prints them). A `prefer` session's
+row carries B's win rate over A with its SE and interval, ties, position consistency and
+label agreement (`preference_*`; Markdown and LaTeX print them as a second table). Every number is the one `w2c-tui show --json` prints for
 that pipeline (`SessionInfo` metrics: metrics.json, or recomputed from the rows when that is
 stale). Rounding: JSON and CSV carry the values unrounded, exactly as `show --json`;
 Markdown and LaTeX print them with three decimals (Python's `format(x, ".3f")`).
@@ -58,6 +60,11 @@ HEADLINE = Metrics.group("headline")  # a field with an `interval` adds <key>_ci
 HALLUCINATIONS = tuple((field.key.removesuffix("_hallucination_rate"), field.key) for field in Metrics.group("hallucination"))
 STABILITY = tuple(field.key for field in Metrics.group("stability"))  # a sweep's, as `show` prints them; empty elsewhere
 
+# A `prefer` session's figures: B's win rate over A, its SE and interval, ties, consistency, agreement.
+PREFERENCE = tuple(
+    f"preference_{key}" for key in ("win_rate", "se", "ci95_low", "ci95_high", "ties", "position_consistency", "label_agreement")
+)
+
 #: columns of the metrics table, in order (JSON keys, CSV header)
 SUMMARY_COLUMNS = (
     "run_key", "fingerprint", "target_model", "simulated", "pipeline", "status", "n_obtained", "n_planned", "n_scored",
@@ -68,6 +75,7 @@ SUMMARY_COLUMNS = (
     ),
     *(f"{name}_hallucination_{part}" for name, _ in HALLUCINATIONS for part in ("rate", "numerator", "denominator")),
     *STABILITY,
+    *PREFERENCE,
 )
 
 
@@ -108,8 +116,34 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
                 record[f"{name}_hallucination_denominator"] = value.denominator if isinstance(value, Rate) else None
             for key in STABILITY:
                 record[key] = getattr(m, key)
+            record.update(_preference(m, record))
             records.append(record)
     return records
+
+
+def _preference(m: Metrics, record: dict[str, Any]) -> dict[str, Any]:
+    """A preference session's figures (`prefer`: B's win rate over A with its error; a
+    `prefer-check`'s accuracy interval and n are over its calls); empty for the other kinds."""
+    figures = m.get("preference")
+    check = m.get("preference_check")
+    if isinstance(check, dict):
+        interval = Interval.of(check.get("ci95") or {})
+        record.update(accuracy_ci95_low=interval.low, accuracy_ci95_high=interval.high, n_scored=check.get("n_calls"))
+    if not isinstance(figures, dict):
+        return dict.fromkeys(PREFERENCE)
+    record["n_scored"] = figures.get("n")
+    interval = Interval.of(figures.get("ci95") or {})
+    share = lambda part: part.get("share") if isinstance(part, dict) else None  # noqa: E731
+    agreement = figures.get("label_agreement")
+    return {
+        "preference_win_rate": figures.get("win_rate"),
+        "preference_se": figures.get("se"),
+        "preference_ci95_low": interval.low,
+        "preference_ci95_high": interval.high,
+        "preference_ties": figures.get("ties"),
+        "preference_position_consistency": share(figures.get("position_consistency")),
+        "preference_label_agreement": agreement.get("agreement") if isinstance(agreement, dict) else None,
+    }
 
 
 def _with_interval(record: dict[str, Any], key: str) -> str:
@@ -155,13 +189,38 @@ def table_cells(record: dict[str, Any]) -> list[str]:
     ]
 
 
+PREFERENCE_HEADER = ("session", "judge", "pipeline", "n pairs", "win rate of B [95% CI]", "SE", "ties", "consistency", "label agreement")
+
+
+def preference_cells(record: dict[str, Any]) -> list[str]:
+    """The printed cells of a `prefer` session's record (its second table)."""
+    low, high = record["preference_ci95_low"], record["preference_ci95_high"]
+    rate = decimal(record["preference_win_rate"], DIGITS)
+    return [
+        _session(record), _model(record), record["pipeline"], _n(record),
+        rate + (f" [{decimal(low, DIGITS)}, {decimal(high, DIGITS)}]" if low is not None and high is not None else ""),
+        decimal(record["preference_se"], DIGITS), "–" if record["preference_ties"] is None else str(record["preference_ties"]),
+        decimal(record["preference_position_consistency"], DIGITS), decimal(record["preference_label_agreement"], DIGITS),
+    ]
+
+
+def _tables(records: Sequence[dict[str, Any]]) -> list[tuple[tuple[str, ...], list[list[str]]]]:
+    """(header, rows) of each table: the metrics table, and the preference table when a `prefer` session is among them."""
+    preferred = [r for r in records if r["preference_win_rate"] is not None]
+    others = [r for r in records if r["preference_win_rate"] is None]
+    tables = [(TABLE_HEADER, [table_cells(r) for r in others])] if others or not preferred else []
+    return tables + ([(PREFERENCE_HEADER, [preference_cells(r) for r in preferred])] if preferred else [])
+
+
 def to_markdown(records: Sequence[dict[str, Any]]) -> str:
     def line(cells: Sequence[str]) -> str:
         return "| " + " | ".join(one_line(c).replace("|", "\\|") for c in cells) + " |"
 
-    aligns = ["---"] * 3 + ["---:"] * (len(TABLE_HEADER) - 3)
-    body = [line(TABLE_HEADER), "|" + "|".join(aligns) + "|", *(line(table_cells(r)) for r in records)]
-    return "\n".join(body) + "\n\n" + _note(records) + "\n"
+    blocks = []
+    for header, rows in _tables(records):
+        aligns = ["---"] * 3 + ["---:"] * (len(header) - 3)
+        blocks.append("\n".join([line(header), "|" + "|".join(aligns) + "|", *(line(cells) for cells in rows)]))
+    return "\n\n".join(blocks) + "\n\n" + _note(records) + "\n"
 
 
 _LATEX_SPECIAL = {
@@ -175,26 +234,27 @@ def latex_escape(text: str) -> str:
 
 
 def to_latex(records: Sequence[dict[str, Any]]) -> str:
-    """A booktabs tabular (needs \\usepackage{booktabs}); the note as a comment above it."""
-    header = [latex_escape(h) for h in TABLE_HEADER]
-    header[3] = "$n$"
-    lines = [
-        f"% {latex_escape(_note(records))}",
-        r"\begin{tabular}{lll" + "r" * (len(TABLE_HEADER) - 3) + "}",
-        r"\toprule",
-        " & ".join(header) + r" \\",
-        r"\midrule",
-        *(" & ".join(latex_escape(one_line(c)).replace("–", "--") for c in table_cells(r)) + r" \\" for r in records),
-        r"\bottomrule",
-        r"\end{tabular}",
-    ]
+    """A booktabs tabular per table (needs \\usepackage{booktabs}); the note as a comment above."""
+    lines = [f"% {latex_escape(_note(records))}"]
+    for header, rows in _tables(records):
+        heads = [latex_escape(h) for h in header]
+        heads[3] = "$n$"
+        lines += [
+            r"\begin{tabular}{lll" + "r" * (len(header) - 3) + "}",
+            r"\toprule",
+            " & ".join(heads) + r" \\",
+            r"\midrule",
+            *(" & ".join(latex_escape(one_line(c)).replace("–", "--") for c in cells) + r" \\" for cells in rows),
+            r"\bottomrule",
+            r"\end{tabular}",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def _note(records: Sequence[dict[str, Any]]) -> str:
     note = (
         "Metrics over the answers obtained (n = obtained/planned when some are missing; "
-        "for a judge-check, the answers the judge labelled); "
+        "for a judge-check, the answers the judge labelled; for a preference, its pairs or calls); "
         "95% percentile-bootstrap intervals; hallucination rates with numerator/denominator."
     )
     if any(r["simulated"] for r in records):

@@ -197,7 +197,7 @@ def preference_cells(record: dict[str, Any]) -> list[str]:
     low, high = record["preference_ci95_low"], record["preference_ci95_high"]
     rate = decimal(record["preference_win_rate"], DIGITS)
     return [
-        _session(record), _model(record), record["pipeline"], _n(record),
+        _session(record), _model(record), record["pipeline"], str(record["n_scored"]),
         rate + (f" [{decimal(low, DIGITS)}, {decimal(high, DIGITS)}]" if low is not None and high is not None else ""),
         decimal(record["preference_se"], DIGITS), "–" if record["preference_ties"] is None else str(record["preference_ties"]),
         decimal(record["preference_position_consistency"], DIGITS), decimal(record["preference_label_agreement"], DIGITS),

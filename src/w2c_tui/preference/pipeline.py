@@ -140,7 +140,7 @@ class _PreferenceBase(Pipeline):
 
     @staticmethod
     def label_of(row: dict[str, Any]) -> str | None:
-        return row.get("predicted_label")
+        return None  # a call prefers an answer, it predicts no behaviour: no live accuracy or F1
 
 
 class PreferPipeline(_PreferenceBase):

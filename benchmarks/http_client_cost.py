@@ -20,15 +20,17 @@ the JSON rows give that cost on its own):
   c2  httpcore, sharded like (a)
   d   aiohttp.ClientSession (TCPConnector(limit=C)), if aiohttp is importable
   f   a hand-written HTTP/1.1 keep-alive client on asyncio streams: the event loop's floor
+  e0  `ApiClient.chat` with the no-op CallObserver: our per-call work without call records
   e   `ApiClient.chat`, the whole path: limits, retries, redaction, call records written by
       a SessionObserver into a temp dir, as a session does
+  m0  httpx.AsyncClient.post over httpx.MockTransport (the sim's answer, no socket): httpx's client layer
+  m   (e) over the same MockTransport: m - m0 is our own per-call work, without the network's noise
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import statistics
 import sys
@@ -45,6 +47,7 @@ import orjson  # noqa: E402
 
 from throughput import start_sim  # noqa: E402
 from w2c_tui.api.client import ApiClient  # noqa: E402
+from w2c_tui.api.observer import CallObserver  # noqa: E402
 from w2c_tui.api.pool import ShardedHttp, shared_tls  # noqa: E402
 from w2c_tui.api.providers import ProviderSettings, auth_headers  # noqa: E402
 from w2c_tui.api.trace import CallContext  # noqa: E402
@@ -61,6 +64,12 @@ TOKEN = "sk-bench-not-a-secret-0123456789"
 TIMEOUT = 30.0
 
 Send = Callable[[int], Awaitable[None]]  # one request; the int is the request's number
+ANSWER = b""  # the sim's answer to the body, read once; the MockTransport rows return it
+
+
+def mock_transport() -> httpx.MockTransport:
+    headers = {"content-type": "application/json"}
+    return httpx.MockTransport(lambda request: httpx.Response(200, headers=headers, content=ANSWER))
 
 
 def chat_body(index: int = 0) -> dict[str, Any]:
@@ -89,7 +98,7 @@ class Variant:
     async def close(self) -> None: ...
 
 
-def _least_busy(items: list, busy: list[int]) -> int:
+def _least_busy(busy: list[int]) -> int:
     return min(range(len(busy)), key=busy.__getitem__)
 
 
@@ -145,7 +154,7 @@ class HttpxLight(Variant):
         self.headers = {"content-type": "application/json"}
 
     async def send(self, i: int) -> None:
-        index = _least_busy(self.clients, self.busy)
+        index = _least_busy(self.busy)
         self.busy[index] += 1
         try:
             response = await self.clients[index].post(self.chat_url, content=self.payload, headers=self.headers)
@@ -177,7 +186,7 @@ class Httpcore(Variant):
                         (b"content-length", str(len(self.payload)).encode())]
 
     async def send(self, i: int) -> None:
-        index = _least_busy(self.pools, self.busy)
+        index = _least_busy(self.busy)
         self.busy[index] += 1
         try:
             response = await self.pools[index].request("POST", self.chat_url, headers=self.headers, content=self.payload)
@@ -250,16 +259,19 @@ class RawStreams(Variant):
 
 class OurClient(Variant):
     key, label = "e", "ApiClient.chat, the whole path (call records written to a temp dir)"
+    records = True
+    mock = False
 
     async def open(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="w2c-http-cost-")
         paths = SessionPaths(Path(self.tmp.name) / "session")
-        self.observer = SessionObserver(paths, RunState("bench"))
+        self.observer = SessionObserver(paths, RunState("bench")) if self.records else CallObserver()
         provider = ProviderSettings(
             "sim", self.url, token=TOKEN, max_concurrency=self.concurrency, is_default=True,
             adaptive_concurrency=False,
         )
-        self.client = ApiClient([provider], timeout_seconds=TIMEOUT, observer=self.observer)
+        transport = mock_transport() if self.mock else None
+        self.client = ApiClient([provider], timeout_seconds=TIMEOUT, observer=self.observer, transport=transport)
         self.messages = self.body["messages"]
 
     async def send(self, i: int) -> None:
@@ -271,13 +283,39 @@ class OurClient(Variant):
 
     async def close(self) -> None:
         await self.client.aclose()
-        self.observer.close()
+        if isinstance(self.observer, SessionObserver):
+            self.observer.close()
         self.tmp.cleanup()
+
+
+class OurClientNoRecords(OurClient):
+    key, label = "e0", "ApiClient.chat, no call records (the no-op CallObserver)"
+    records = False
+
+
+class MockHttpx(Variant):
+    key, label = "m0", "httpx.AsyncClient.post over httpx.MockTransport (no socket: httpx's client layer)"
+
+    async def open(self) -> None:
+        self.client = httpx.AsyncClient(transport=mock_transport())
+        self.headers = {"content-type": "application/json"}
+
+    async def send(self, i: int) -> None:
+        response = await self.client.post(self.chat_url, content=self.payload, headers=self.headers)
+        assert response.status_code == 200 and response.content
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+class MockOurClient(OurClient):
+    key, label = "m", "(e) over the same MockTransport: m - m0 = our own per-call work"
+    mock = True
 
 
 VARIANTS: list[type[Variant]] = [
     HttpxOurs, HttpxOursExchange, HttpxLight, HttpxLightSharded, Httpcore, HttpcoreSharded, Aiohttp, RawStreams,
-    OurClient,
+    OurClientNoRecords, OurClient, MockHttpx, MockOurClient,
 ]
 
 
@@ -342,7 +380,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--requests", type=int, default=1500, help="measured requests per variant and round")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", nargs="+", help="variant keys to run (a a+ b1 b2 c1 c2 d f e)")
+    parser.add_argument("--only", nargs="+", help="variant keys to run (a a+ b1 b2 c1 c2 d f e0 e m0 m)")
     args = parser.parse_args()
     tune_gc()  # as `w2c-tui run` does
 
@@ -357,7 +395,8 @@ def main() -> None:
     body = chat_body()
     results: dict[str, list[tuple[float, float]]] = {v.key: [] for v in variants}
     try:
-        answer = answer_bytes(url, body)
+        global ANSWER
+        answer = ANSWER = answer_bytes(url, body)
         for round_number in range(args.rounds):
             order = variants if round_number % 2 == 0 else variants[::-1]  # neither end always first
             for cls in order:
@@ -380,7 +419,8 @@ def main() -> None:
         cpu_ms, rate = best[cls.key]
         median = statistics.median(r[0] for r in results[cls.key])
         ratio = f"{cpu_ms / base:.2f}" if base else "-"
-        print(f"| {cls.key} | {cls.label.strip()} | {cpu_ms:.3f} | {median:.3f} | {cpu_ms / GOAL_MS:.2f} | {ratio} | {rate:.0f} |")
+        rate_cell = "-" if cls.key.startswith("m") else f"{rate:.0f}"  # no socket, no latency: not a throughput
+        print(f"| {cls.key} | {cls.label.strip()} | {cpu_ms:.3f} | {median:.3f} | {cpu_ms / GOAL_MS:.2f} | {ratio} | {rate_cell} |")
     for label, ms in parse:
         ratio = f"{ms / base:.3f}" if base else "-"
         print(f"| json | {label} | {ms:.4f} | - | {ms / GOAL_MS:.3f} | {ratio} | - |")

@@ -45,7 +45,9 @@ def tab_screen(mode: str, workspace: Workspace, width: int = 0) -> Screen:
     module, name = TABS[mode].split(":")
     screen = getattr(import_module(module), name)(workspace)
     if width:
-        screen.add_class(width_class(width))
+        # update=False: the screen is styled when it mounts; styling it now, before it is in
+        # the DOM, is work the first frame waits for.
+        screen.add_class(width_class(width), update=False)
     return screen
 
 

@@ -130,6 +130,7 @@ def disagreement_cells(d: Disagreement) -> list[tuple[str, str]]:
 
 
 class CompareScreen(Screen):
+    CSS_PATH = "compare.tcss"  # read when the screen is first shown, not before the first frame
     DEFAULT_CSS = "#compare-flip { width: 18; margin-left: 1; }"
     BINDINGS = [
         Binding("b", "open_b", "Trace in B", id="compare.trace_b"),

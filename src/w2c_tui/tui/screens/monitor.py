@@ -35,6 +35,7 @@ LIST_SECONDS = 1.0  # the launch list's progress figures; the panel on show poll
 
 
 class MonitorScreen(Screen):
+    CSS_PATH = "monitor.tcss"  # read when the screen is first shown, not before the first frame
     BINDINGS = [
         Binding("c", "cancel", "Cancel", id="monitor.cancel"),
         Binding("s", "open_session", "Open", id="monitor.open_session"),

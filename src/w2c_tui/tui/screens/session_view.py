@@ -74,6 +74,7 @@ def mlflow_link(info: SessionInfo) -> str | None:
 
 
 class SessionViewScreen(Screen):
+    CSS_PATH = "session_view.tcss"  # read when the screen is first shown, not before the first frame
     BINDINGS = [
         Binding("escape", "back", "Back", id="session.back"),
         Binding("m", "tab('metrics')", "Metrics", id="session.metrics"),

@@ -114,6 +114,7 @@ def session_summary(info: SessionInfo, *, short: bool = False, narrow: bool = Fa
 
 
 class SessionsScreen(Screen):
+    CSS_PATH = "sessions.tcss"  # read when the screen is first shown, not before the first frame
     BINDINGS = [
         Binding("r", "reload", "Reload", id="sessions.reload"),
         Binding("space,m", "mark", "Mark", id="sessions.mark", priority=True),

@@ -441,6 +441,7 @@ def event_widgets(detail: TraceDetail) -> list[Widget]:
 
 
 class TraceScreen(Screen):
+    CSS_PATH = "trace.tcss"  # read when the screen is first shown, not before the first frame
     BINDINGS = [
         Binding("escape", "back", "Back", id="trace.back"),
         Binding("n", "step(1)", "Next", id="trace.next"),

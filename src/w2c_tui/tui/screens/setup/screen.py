@@ -8,6 +8,7 @@ keystroke, hands each panel its errors, and refuses Launch / Save while there is
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import on
@@ -15,29 +16,27 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Button, Checkbox, Footer, Input, RadioSet, Select, Static
+from textual.widgets import Button, Footer, Static
 
 from w2c_tui.config.schema import Settings
 from w2c_tui.tui.background import background
 from w2c_tui.tui.messages import SettingsChanged, StartLaunch
 from w2c_tui.tui.screens.setup.connection import ConnectionTest
-from w2c_tui.tui.screens.setup.estimate import EstimateView
-from w2c_tui.tui.screens.setup.form import DataPanel, FormPanel, HttpPanel, ModelsPanel, PipelinesPanel, RunPanel
 from w2c_tui.tui.screens.setup.launch import LaunchBar
+from w2c_tui.tui.screens.setup.preview import data_preview, models_preview, providers_preview, run_preview
 from w2c_tui.tui.screens.setup.providers import ProvidersPanel
-from w2c_tui.tui.screens.setup.save import save_refusal, saved_note, write_config
-from w2c_tui.tui.screens.setup.sweeps import StabilityPanel
 from w2c_tui.tui.screens.setup.values import FormValues, apply_form, values_from_settings
 from w2c_tui.tui.text_entry import typing_into
 from w2c_tui.tui.widgets.model_suggester import ModelSuggester
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.workspace import Workspace
 
+# The form's own modules (form, estimate, sweeps, save) load with the form, after the first frame.
 if TYPE_CHECKING:
     from w2c_tui.api.probe import ProbeResult
     from w2c_tui.config import LoadedConfig
+    from w2c_tui.tui.screens.setup.estimate import EstimateView
 
 VALIDATE_DELAY = 0.2
 
@@ -70,36 +69,60 @@ class SetupScreen(Screen):
         self.errors: dict[str, str] = {}
         self._validate_timer = None
         self._clean_values: FormValues | None = None  # the form as config.toml last held it
-        self._built = False  # every panel mounted (the last three after the first frame)
+        self._built = False  # the form mounted (after the first frame)
+        self._pending: list[Callable[[], None]] = []  # actions asked for before it was
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         values = self._values = values_from_settings(self.workspace.loaded.settings)
-        self.suggester.add(self.workspace.known_models())
         yield NavBar("setup")
         yield from self._notices()
+        # The first frame shows the visible panels as plain summaries (preview.py); the real
+        # panels replace them right after it is drawn (_build_form). The focus is the same:
+        # #setup-body comes first in either.
         with VerticalScroll(id="setup-body"):
             with Horizontal(id="setup-columns"):
-                with Vertical(classes="setup-column"):
-                    yield ProvidersPanel(self.workspace)
-                    yield DataPanel(values)
+                with Vertical(classes="setup-column", id="setup-column-1"):
+                    yield providers_preview(self.workspace)
+                    yield data_preview(values)
                 with Vertical(classes="setup-column", id="setup-column-2"):
-                    yield ModelsPanel(values, self.suggester)
-                    yield RunPanel(values, EstimateView(self.workspace))
-                    # HttpPanel, PipelinesPanel and StabilityPanel: mounted after the first frame (_build_rest)
+                    yield models_preview(values)
+                    yield run_preview(values)
                 yield Vertical(classes="setup-column", id="setup-column-3")
         yield LaunchBar()
         yield Footer()
 
-    async def _build_rest(self) -> None:
-        """The panels below the fold at 80 and 100 columns, mounted once the first frame is drawn
-        (the first paint costs about half as much); the form is read and validated only then."""
-        values = self._values
-        await self.query_one("#setup-column-2").mount(HttpPanel(values))
-        await self.query_one("#setup-column-3").mount_all([PipelinesPanel(values), StabilityPanel(values)])
+    async def _build_form(self) -> None:
+        """The form, mounted once the first frame is drawn (which then costs ~0.15 s less, issue
+        27.7); it is read and validated only then."""
+        from w2c_tui.tui.screens.setup.estimate import EstimateView
+        from w2c_tui.tui.screens.setup.form import DataPanel, HttpPanel, ModelsPanel, PipelinesPanel, RunPanel
+        from w2c_tui.tui.screens.setup.sweeps import StabilityPanel
+
+        values, workspace = self._values, self.workspace
+        self.suggester.add(workspace.known_models())  # the simulator's names load here, not before the first frame
+        with self.app.batch_update():  # no frame with the summaries gone and the form not yet there
+            await self.query(".panel-preview").remove()
+            await self.query_one("#setup-column-1").mount_all([ProvidersPanel(workspace), DataPanel(values)])
+            await self.query_one("#setup-column-2").mount_all(
+                [ModelsPanel(values, self.suggester), RunPanel(values, EstimateView(workspace)), HttpPanel(values)]
+            )
+            await self.query_one("#setup-column-3").mount_all([PipelinesPanel(values), StabilityPanel(values)])
+        if not self.query("EstimateView"):
+            return  # the app is closing (ctrl+q at once): Textual dropped the mounts
         self._built = True
         self._validate_now()
         self._clean_values = self._read_values()  # what config.toml holds, as the form shows it
+        for action in self._pending:
+            action()
+        self._pending.clear()
+
+    def _when_built(self, action: Callable[[], None]) -> bool:
+        """Whether the form is there; if not, `action` runs once it is (a key pressed while the
+        first frame is drawn is not lost)."""
+        if not self._built:
+            self._pending.append(action)
+        return self._built
 
     def _notices(self) -> ComposeResult:
         """Why launches would use the simulated endpoint, and a config.toml that could not be used."""
@@ -130,10 +153,14 @@ class SetupScreen(Screen):
             self.set_focus(None)
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._build_rest)
+        self.call_after_refresh(self._build_form)
 
     def on_screen_resume(self) -> None:
         self.query_one("#setup-notice").display = self.workspace.loaded.embedded
+
+    @property
+    def _estimate(self) -> EstimateView:
+        return self.query_one("EstimateView")  # type: ignore[return-value]
 
     @property
     def _providers(self) -> ProvidersPanel:
@@ -142,27 +169,31 @@ class SetupScreen(Screen):
     @property
     def probes(self) -> dict[str, ProbeResult]:
         """Each provider's last connection test."""
-        return self.query_one(ConnectionTest).probes
+        return self.query_one(ConnectionTest).probes if self._built else {}
 
     @property
     def _n_examples(self) -> int | None:
         """The dataset's size once the estimate has read it (tests wait for it before a snapshot)."""
-        try:
-            return self.query_one(EstimateView).n_examples
-        except NoMatches:
+        if not self._built:
             return None
+        return self._estimate.n_examples
 
     # -- providers -------------------------------------------------------------------
     def action_add_provider(self) -> None:
-        self._providers.add()
+        if self._when_built(self.action_add_provider):
+            self._providers.add()
 
     def action_edit_provider(self) -> None:
-        self._providers.edit()
+        if self._when_built(self.action_edit_provider):
+            self._providers.edit()
 
     def action_remove_provider(self) -> None:
-        self._providers.remove()
+        if self._when_built(self.action_remove_provider):
+            self._providers.remove()
 
     def action_test_provider(self) -> None:
+        if not self._when_built(self.action_test_provider):
+            return
         values = self._read_values()
         self._providers.test([*(m.strip() for m in values.target.split(",")), values.judge.strip()])
 
@@ -183,22 +214,30 @@ class SetupScreen(Screen):
     # -- the form --------------------------------------------------------------------
     def _read_values(self) -> FormValues:
         if not self._built:
-            return self._values  # the panels below the fold are not mounted yet: the form shows the file
+            return self._values  # the form is not mounted yet: the first frame shows the file
         fields: dict[str, Any] = {}
-        for panel in self.query(FormPanel):
+        for panel in self.query("FormPanel"):
             fields.update(panel.read())
         return FormValues(**fields)
 
-    @on(Input.Changed)
-    @on(Checkbox.Changed)
-    @on(Select.Changed)
-    @on(RadioSet.Changed)
+    # Named handlers rather than @on(Input.Changed) …: the form's widget classes load with the form.
+    def on_input_changed(self) -> None:
+        self._form_changed()
+
+    def on_checkbox_changed(self) -> None:
+        self._form_changed()
+
+    def on_select_changed(self) -> None:
+        self._form_changed()
+
+    def on_radio_set_changed(self) -> None:
+        self._form_changed()
+
     def _form_changed(self) -> None:
         self._schedule_validation()
         self._note_unsaved()
 
-    @on(StabilityPanel.RowsChanged)
-    def _sweeps_changed(self) -> None:
+    def on_stability_panel_rows_changed(self) -> None:
         # After the next refresh: a removed row is gone from the DOM only then.
         self.call_after_refresh(self._schedule_validation)
         self.call_after_refresh(self._note_unsaved)
@@ -220,7 +259,7 @@ class SetupScreen(Screen):
     def validate_form(self) -> Settings | None:
         settings, errors = apply_form(self.workspace.loaded.settings, self._read_values())
         self.errors = errors
-        for panel in self.query(FormPanel):
+        for panel in self.query("FormPanel"):
             panel.show_errors(errors)
         self._show_readiness()
         return settings
@@ -228,15 +267,14 @@ class SetupScreen(Screen):
     def _validate_now(self) -> None:
         self._validate_timer = None
         if not self._built:
-            return  # _build_rest validates once every field exists
+            return  # _build_form validates once every field exists
         settings = self.validate_form()
-        self.query_one(ModelsPanel).show_family()
-        self.query_one(EstimateView).show_for(settings)
+        self.query_one("ModelsPanel").show_family()
+        self._estimate.show_for(settings)
 
-    @on(EstimateView.DatasetRead)
-    def _dataset_read(self, event: EstimateView.DatasetRead) -> None:
+    def on_estimate_view_dataset_read(self, event: EstimateView.DatasetRead) -> None:
         if event.error:
-            self.query_one(DataPanel).show_dataset_error(event.error)
+            self.query_one("DataPanel").show_dataset_error(event.error)
         self._show_readiness()
 
     def _show_readiness(self) -> None:
@@ -249,7 +287,7 @@ class SetupScreen(Screen):
         }
         self.query_one(LaunchBar).show_readiness(
             len(self.errors),
-            dataset_error=self.query_one(EstimateView).dataset_error,
+            dataset_error=self._estimate.dataset_error if self._built else "",
             config_error=self.workspace.config_error,
             failed_checks=failed,
             test_error=connection.error,
@@ -258,12 +296,16 @@ class SetupScreen(Screen):
     # -- save ------------------------------------------------------------------------
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:
+        if not self._when_built(self.action_save):
+            return
         prepared = self._prepare_save()
         if prepared is not None:
             self._save(*prepared)
 
     def _prepare_save(self) -> tuple[Settings, Any, dict[str, str]] | None:
         """The settings, the file and the provider renames to save, or None (the user was told why)."""
+        from w2c_tui.tui.screens.setup.save import save_refusal
+
         path = self.workspace.save_path()
         refusal = save_refusal(self.workspace, path)
         if refusal:
@@ -279,6 +321,8 @@ class SetupScreen(Screen):
         """Save now and say whether it worked (quitting with unsaved edits waits for this)."""
         import asyncio
 
+        from w2c_tui.tui.screens.setup.save import write_config
+
         prepared = self._prepare_save()
         if prepared is None:
             return False
@@ -291,6 +335,8 @@ class SetupScreen(Screen):
 
     @background(thread=True, group="save")
     def _save(self, settings: Settings, path, renamed: dict[str, str]) -> None:
+        from w2c_tui.tui.screens.setup.save import write_config
+
         error = write_config(self.workspace, settings, path, renamed)
         if error:
             self.app.call_from_thread(self.notify, error, severity="error", timeout=15)
@@ -307,6 +353,8 @@ class SetupScreen(Screen):
         self._replace_settings(settings, path=path)
         self._clean_values = self._read_values()
         self._note_unsaved()
+        from w2c_tui.tui.screens.setup.save import saved_note
+
         self.notify(saved_note(path), timeout=4)
 
     # -- launch ----------------------------------------------------------------------
@@ -323,12 +371,16 @@ class SetupScreen(Screen):
     @on(Button.Pressed, "#check-judge")
     def action_check_judge(self) -> None:
         """The judge-check of the form's judge model, launched like a run (it shows in the Monitor)."""
+        if not self._when_built(self.action_check_judge):
+            return
         loaded = self._form_config("Cannot check the judge yet")
         if loaded is not None:
             self.post_message(StartLaunch(loaded, judge_check=True))
 
     @on(Button.Pressed, "#launch")
     def action_launch(self) -> None:
+        if not self._when_built(self.action_launch):
+            return
         loaded = self._form_config("Cannot launch yet")
         if loaded is not None:
             self.post_message(StartLaunch(loaded, run_key=loaded.settings.run.run_key or None))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
 from pathlib import Path
 
 from w2c_tui.config import LoadedConfig, fingerprint_payload, session_fingerprint

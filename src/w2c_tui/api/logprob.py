@@ -161,22 +161,31 @@ async def echoes_with_ids(
     return await _echo_with_ids(client, findings, model, texts, seed=seed, ctx=ctx, on_lost=on_lost)
 
 
+async def _list_request(
+    client: ApiClient, model: str, prompts: list[Any], *, seed: int, ctx: CallContext, token_ids: bool = False
+) -> tuple[dict[str, Any] | None, str]:
+    """(the answer, "") to one echo request holding every prompt, or (None, why the server
+    refused the list): a permanent error, or a fault of the kinds a list refusal shows as."""
+    try:
+        response = await client.completions(
+            model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx, token_ids=token_ids
+        )
+    except PermanentApiError as exc:
+        return None, str(exc)[:300]
+    except RetriesExhaustedError as exc:
+        if exc.cause not in _LIST_REFUSALS:
+            raise
+        return None, str(exc)[:300]
+    return response, ""
+
+
 async def _echo_with_ids(
     client: ApiClient, findings: LogprobFindings, model: str, texts: list[str], *, seed: int, ctx: CallContext, on_lost: ListRefused
 ) -> list[IdEcho] | None:
     provider = client.route(model).name
     read = _reader(provider, model)
-    try:
-        response = await client.completions(
-            model, texts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx, token_ids=True
-        )
-    except PermanentApiError as exc:
-        reason = str(exc)[:300]
-    except RetriesExhaustedError as exc:
-        if exc.cause not in _LIST_REFUSALS:
-            raise
-        reason = str(exc)[:300]
-    else:
+    response, reason = await _list_request(client, model, texts, seed=seed, ctx=ctx, token_ids=True)
+    if response is not None:
         choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
         ids = [_token_ids(c.get("prompt_token_ids")) if isinstance(c, dict) else None for c in choices]
         if len(choices) == len(texts) and all(i is not None for i in ids):
@@ -224,10 +233,8 @@ async def echoes(
 
     async def try_list() -> list[Echo] | None:
         """The echoes of one request holding every prompt, or None when the server refused the list."""
-        try:
-            response = await client.completions(
-                model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx
-            )
+        response, reason = await _list_request(client, model, prompts, seed=seed, ctx=ctx)
+        if response is not None:
             choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
             if len(choices) == len(prompts):
                 findings.prompt_lists[key] = True
@@ -235,12 +242,6 @@ async def echoes(
                     check_prompt_tokens(response.get("usage"), sum(map(len, prompts)))
                 return [read(c, i) for i, c in enumerate(choices)]
             reason = f"{len(choices)} choices for {len(prompts)} prompts"
-        except PermanentApiError as exc:
-            reason = str(exc)[:300]
-        except RetriesExhaustedError as exc:
-            if exc.cause not in _LIST_REFUSALS:
-                raise
-            reason = str(exc)[:300]
         if findings.prompt_lists.get(key) is not False:
             refused(reason)
         return None

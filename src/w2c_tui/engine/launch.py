@@ -246,7 +246,11 @@ class Launch:
             logprob_support=self.findings.logprob_support.get(plan.fingerprint),
             refused={name: p.message for name, p in state.pipelines.items() if p.status == REFUSED},
         )
-        open_manifest(plan.paths, config, extra=fields)
+        open_manifest(plan.paths, config, extra={**fields, **self._manifest_sections(plan)})
+
+    def _manifest_sections(self, plan: SessionPlan) -> dict[str, Any]:
+        """What a launch of its own kind adds to the manifest (judge-check, preference): its settings."""
+        return {}
 
     def cancel(self) -> None:
         self._cancelled = True

@@ -13,8 +13,8 @@ evaluation, and running the same check again resumes it. The default run key is
 
 from __future__ import annotations
 
+from typing import Any
 
-from w2c_tui.api import ProviderSettings
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data import load_examples
 from w2c_tui.data.when2call import file_sha256
@@ -24,7 +24,6 @@ from w2c_tui.engine.plan import SessionPlan, dataset_path, resolve_run_key
 from w2c_tui.judge_check.link import JUDGE_CHECK
 from w2c_tui.judge_check.pipeline import JudgeCheckPipeline, reference_items
 from w2c_tui.pipelines import catalog
-from w2c_tui.store.jsonl import read_json, write_json_atomic
 from w2c_tui.session.answer_keys import split_answer_key
 
 DEFAULT_RUN_KEY = "judge-check"
@@ -64,15 +63,14 @@ class JudgeCheckLaunch(Launch):
     def judge(self) -> str:
         return self.loaded.settings.models.judge_model
 
-    def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
-        super()._open_manifest(plan, providers)
+    def _manifest_sections(self, plan: SessionPlan) -> dict[str, Any]:
         # What the pipeline reads back (k) and readers show: the check's own settings.
-        manifest = read_json(plan.paths.manifest) or {}
-        manifest[JUDGE_CHECK] = {
-            "judge_model": self.judge,
-            "k": self.options.k,
-            "temperature": self.loaded.settings.pipelines.judge_temperature,
-            "n_examples": len({split_answer_key(item.uuid)[0] for item in plan.examples}),
-            "n_answers": len(plan.examples),
+        return {
+            JUDGE_CHECK: {
+                "judge_model": self.judge,
+                "k": self.options.k,
+                "temperature": self.loaded.settings.pipelines.judge_temperature,
+                "n_examples": len({split_answer_key(item.uuid)[0] for item in plan.examples}),
+                "n_answers": len(plan.examples),
+            }
         }
-        write_json_atomic(plan.paths.manifest, manifest)

@@ -21,8 +21,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from w2c_tui.api import ProviderSettings
 from w2c_tui.config import LoadedConfig
 from w2c_tui.data import Example, load_examples
 from w2c_tui.data.when2call import file_sha256
@@ -35,7 +35,7 @@ from w2c_tui.preference.keys import call_key, check_pair
 from w2c_tui.preference.pipeline import PREFER, PREFER_CHECK, PreferCheckPipeline, PreferPipeline, session_answers
 from w2c_tui.session.dataset import load_dataset
 from w2c_tui.session.models import manifest_of
-from w2c_tui.store.jsonl import read_json, write_json_atomic
+from w2c_tui.store.jsonl import read_json
 
 DEFAULT_K = 2
 
@@ -123,20 +123,19 @@ class PreferLaunch(Launch):
             )
         ]
 
-    def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
-        super()._open_manifest(plan, providers)
-        manifest = read_json(plan.paths.manifest) or {}
-        manifest[PREFER] = {
-            "session_a": str(self.pair.root_a),
-            "session_b": str(self.pair.root_b),
-            "target_a": self.pair.manifest_a.get("target_model"),
-            "target_b": self.pair.manifest_b.get("target_model"),
-            "judge_model": self.judge,
-            "k": self.options.k,
-            "temperature": self.loaded.settings.pipelines.judge_temperature,
-            "n_pairs": len(self.pair.examples),
+    def _manifest_sections(self, plan: SessionPlan) -> dict[str, Any]:
+        return {
+            PREFER: {
+                "session_a": str(self.pair.root_a),
+                "session_b": str(self.pair.root_b),
+                "target_a": self.pair.manifest_a.get("target_model"),
+                "target_b": self.pair.manifest_b.get("target_model"),
+                "judge_model": self.judge,
+                "k": self.options.k,
+                "temperature": self.loaded.settings.pipelines.judge_temperature,
+                "n_pairs": len(self.pair.examples),
+            }
         }
-        write_json_atomic(plan.paths.manifest, manifest)
 
 
 def check_pairs(examples: list[Example]) -> list[tuple[str, Example]]:
@@ -178,14 +177,13 @@ class PreferCheckLaunch(Launch):
             )
         ]
 
-    def _open_manifest(self, plan: SessionPlan, providers: list[ProviderSettings]) -> None:
-        super()._open_manifest(plan, providers)
-        manifest = read_json(plan.paths.manifest) or {}
-        manifest[PREFER_CHECK] = {
-            "judge_model": self.judge,
-            "k": self.options.k,
-            "temperature": self.loaded.settings.pipelines.judge_temperature,
-            "n_examples": self.n_examples,
-            "n_pairs": len(plan.examples) // self.options.k,
+    def _manifest_sections(self, plan: SessionPlan) -> dict[str, Any]:
+        return {
+            PREFER_CHECK: {
+                "judge_model": self.judge,
+                "k": self.options.k,
+                "temperature": self.loaded.settings.pipelines.judge_temperature,
+                "n_examples": self.n_examples,
+                "n_pairs": len(plan.examples) // self.options.k,
+            }
         }
-        write_json_atomic(plan.paths.manifest, manifest)

@@ -116,34 +116,35 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
                 record[f"{name}_hallucination_denominator"] = value.denominator if isinstance(value, Rate) else None
             for key in STABILITY:
                 record[key] = getattr(m, key)
-            record.update(_preference(m, record))
+            record.update(_preference(m))
             records.append(record)
     return records
 
 
-def _preference(m: Metrics, record: dict[str, Any]) -> dict[str, Any]:
-    """A preference session's figures (`prefer`: B's win rate over A with its error; a
-    `prefer-check`'s accuracy interval and n are over its calls); empty for the other kinds."""
-    figures = m.get("preference")
+def _preference(m: Metrics) -> dict[str, Any]:
+    """What a preference session's record holds (`prefer`: B's win rate over A with its error,
+    n its pairs; `prefer-check`: its accuracy interval and n over its calls); the preference
+    columns empty for every other kind."""
+    record: dict[str, Any] = dict.fromkeys(PREFERENCE)
     check = m.get("preference_check")
     if isinstance(check, dict):
         interval = Interval.of(check.get("ci95") or {})
         record.update(accuracy_ci95_low=interval.low, accuracy_ci95_high=interval.high, n_scored=check.get("n_calls"))
-    if not isinstance(figures, dict):
-        return dict.fromkeys(PREFERENCE)
-    record["n_scored"] = figures.get("n")
-    interval = Interval.of(figures.get("ci95") or {})
-    share = lambda part: part.get("share") if isinstance(part, dict) else None  # noqa: E731
-    agreement = figures.get("label_agreement")
-    return {
-        "preference_win_rate": figures.get("win_rate"),
-        "preference_se": figures.get("se"),
-        "preference_ci95_low": interval.low,
-        "preference_ci95_high": interval.high,
-        "preference_ties": figures.get("ties"),
-        "preference_position_consistency": share(figures.get("position_consistency")),
-        "preference_label_agreement": agreement.get("agreement") if isinstance(agreement, dict) else None,
-    }
+    figures = m.get("preference")
+    if isinstance(figures, dict):
+        interval = Interval.of(figures.get("ci95") or {})
+        consistency, agreement = figures.get("position_consistency"), figures.get("label_agreement")
+        record.update(
+            n_scored=figures.get("n"),
+            preference_win_rate=figures.get("win_rate"),
+            preference_se=figures.get("se"),
+            preference_ci95_low=interval.low,
+            preference_ci95_high=interval.high,
+            preference_ties=figures.get("ties"),
+            preference_position_consistency=consistency.get("share") if isinstance(consistency, dict) else None,
+            preference_label_agreement=agreement.get("agreement") if isinstance(agreement, dict) else None,
+        )
+    return record
 
 
 def _with_interval(record: dict[str, Any], key: str) -> str:

@@ -11,13 +11,13 @@ machine is shared, so a slow round says more about the neighbours than about the
 
 Rows (library rows send pre-encoded bytes and read the body as bytes, no JSON either way;
 the JSON rows give that cost on its own):
-  a   httpx.AsyncClient as `api/client.py` builds it: ShardedHttp of 1-connection clients,
-      auth header, Timeout, the shared TLS context, http1
-  a+  the same, sending `json=body` and waiting under `asyncio.timeout`, as `api/attempt.exchange` does
+  a   `api/transport.AiohttpSender` as `api/client.py` builds it
+      (one aiohttp pool of C connections), auth header, Timeout, the shared TLS context
+  a+  the same through `api/attempt.exchange`: encode, deadline, parse, judge
   b1  httpx, lightest: one client, one pool of C connections, timeout=None, trust_env=False
-  b2  httpx, lightest, sharded like (a)
+  b2  httpx, lightest, sharded: C clients of one connection each (api/pool.py's ShardedHttp until issue 25)
   c1  httpcore.AsyncConnectionPool directly, one pool of C connections
-  c2  httpcore, sharded like (a)
+  c2  httpcore, sharded like (b2)
   d   aiohttp.ClientSession (TCPConnector(limit=C)), if aiohttp is importable
   f   a hand-written HTTP/1.1 keep-alive client on asyncio streams: the event loop's floor
   e0  `ApiClient.chat` with the no-op CallObserver: our per-call work without call records
@@ -48,7 +48,8 @@ import orjson  # noqa: E402
 from throughput import start_sim  # noqa: E402
 from w2c_tui.api.client import ApiClient  # noqa: E402
 from w2c_tui.api.observer import CallObserver  # noqa: E402
-from w2c_tui.api.pool import ShardedHttp, shared_tls  # noqa: E402
+from w2c_tui.api.attempt import exchange  # noqa: E402
+from w2c_tui.api.transport import AiohttpSender, Timeouts, shared_tls  # noqa: E402
 from w2c_tui.api.providers import ProviderSettings, auth_headers  # noqa: E402
 from w2c_tui.api.trace import CallContext  # noqa: E402
 from w2c_tui.data import load_examples  # noqa: E402
@@ -102,39 +103,28 @@ def _least_busy(busy: list[int]) -> int:
     return min(range(len(busy)), key=busy.__getitem__)
 
 
-class HttpxOurs(Variant):
-    key, label = "a", "httpx as we configure it (sharded 1-conn clients, auth, Timeout, TLS ctx)"
+class Ours(Variant):
+    key, label = "a", "our sender as `api/client.py` builds it (AiohttpSender: auth, timeouts, TLS ctx)"
     as_exchange = False
 
     async def open(self) -> None:
-        headers = auth_headers(TOKEN)
-        timeout = httpx.Timeout(TIMEOUT, connect=10.0)
-        tls = shared_tls()
-
-        def make_client(connections: int) -> httpx.AsyncClient:
-            return httpx.AsyncClient(
-                headers=headers, timeout=timeout, verify=tls,
-                limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-            )
-
-        self.http = ShardedHttp(make_client, self.concurrency)
-        self.headers = {"content-type": "application/json"}
+        shared_tls()  # loaded before the clock, as a session's first provider does
+        self.http = AiohttpSender(auth_headers(TOKEN), Timeouts(connect=10.0, read=TIMEOUT), self.concurrency)
 
     async def send(self, i: int) -> None:
-        with self.http.client() as http:
-            if self.as_exchange:
-                async with asyncio.timeout(TIMEOUT):
-                    response = await http.request("POST", self.chat_url, json=self.body)
-            else:
-                response = await http.post(self.chat_url, content=self.payload, headers=self.headers)
-        assert response.status_code == 200 and response.content
+        if self.as_exchange:
+            outcome = await exchange(self.http, "POST", self.chat_url, self.body, True, TIMEOUT)
+            assert outcome.ok
+        else:
+            reply = await self.http.send("POST", self.chat_url, self.payload)
+            assert reply.status == 200 and reply.content
 
     async def close(self) -> None:
         await self.http.aclose()
 
 
-class HttpxOursExchange(HttpxOurs):
-    key, label = "a+", "  (a) sending json=body under asyncio.timeout, as attempt.exchange does"
+class OursExchange(Ours):
+    key, label = "a+", "  (a) through `attempt.exchange`: encode, deadline, parse, judge"
     as_exchange = True
 
 
@@ -168,7 +158,7 @@ class HttpxLight(Variant):
 
 
 class HttpxLightSharded(HttpxLight):
-    key, label = "b2", "httpx lightest, sharded like (a)"
+    key, label = "b2", "httpx lightest, sharded: C clients of one connection"
     shards = True
 
 
@@ -200,7 +190,7 @@ class Httpcore(Variant):
 
 
 class HttpcoreSharded(Httpcore):
-    key, label = "c2", "httpcore, sharded like (a)"
+    key, label = "c2", "httpcore, sharded like (b2)"
     shards = True
 
 
@@ -314,7 +304,7 @@ class MockOurClient(OurClient):
 
 
 VARIANTS: list[type[Variant]] = [
-    HttpxOurs, HttpxOursExchange, HttpxLight, HttpxLightSharded, Httpcore, HttpcoreSharded, Aiohttp, RawStreams,
+    Ours, OursExchange, HttpxLight, HttpxLightSharded, Httpcore, HttpcoreSharded, Aiohttp, RawStreams,
     OurClientNoRecords, OurClient, MockHttpx, MockOurClient,
 ]
 

@@ -126,6 +126,38 @@ async def empty_app() -> float:
         return time.perf_counter() - start
 
 
+def time_listing(workdir: Path, repeats: int, cold_repeats: int, before_src: str | None = None,
+                 ) -> tuple[list[float], list[float], list[float], list[float], int]:
+    """Wall times of `w2c-tui --version`, `sessions` cold (summaries removed first), warm, and
+    `before_src`'s `sessions`, interleaved (the machine's load moves them alike); and the sessions listed."""
+    listing = ("sessions", "--workdir", str(workdir / ""))
+    version, cold, warm, before = [], [], [], []
+    for repeat in range(repeats):
+        version.append(cli(workdir, "--version")[0])
+        if repeat < cold_repeats:
+            if before_src:
+                before.append(cli(workdir, *listing, src=before_src)[0])
+            for path in summaries(workdir):
+                path.unlink()
+            cold.append(cli(workdir, *listing)[0])
+        elapsed, text = cli(workdir, *listing)
+        warm.append(elapsed)
+    return version, cold, warm, before, len(text.splitlines()) - 1
+
+
+def time_screen(workdir: Path, repeats: int) -> tuple[list[float], list[float], list[float]]:
+    """Seconds to an empty Textual app's idle, to the app's idle on an empty workdir, to the
+    Sessions screen's tree filled over `workdir`, interleaved."""
+    empty, start_only, filled = [], [], []
+    nothing = workdir / "empty-workdir"
+    nothing.mkdir(exist_ok=True)
+    for _ in range(repeats):
+        empty.append(asyncio.run(empty_app()))
+        start_only.append(asyncio.run(screen_filled(nothing)))
+        filled.append(asyncio.run(screen_filled(workdir)))
+    return empty, start_only, filled
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keep", metavar="DIR", help="write the sessions here and keep them (reused next time)")
@@ -141,19 +173,7 @@ def main() -> None:
         start = time.perf_counter()
         build(workdir, args.sessions)
         print(f"{args.sessions} sessions of {N_EXAMPLES} examples under {workdir} ({time.perf_counter() - start:.1f} s to build)")
-        listing = ("sessions", "--workdir", str(workdir / ""))
-        version, cold, warm, before = [], [], [], []
-        for repeat in range(args.repeats):  # interleaved: the machine's load moves them alike
-            version.append(cli(workdir, "--version")[0])
-            if repeat < args.cold_repeats:
-                if args.before:
-                    before.append(cli(workdir, *listing, src=args.before)[0])
-                for path in summaries(workdir):
-                    path.unlink()
-                cold.append(cli(workdir, *listing)[0])
-            elapsed, text = cli(workdir, *listing)
-            warm.append(elapsed)
-        n_listed = len(text.splitlines()) - 1
+        version, cold, warm, before, n_listed = time_listing(workdir, args.repeats, args.cold_repeats, args.before)
         floor = min(version)
         print(f"\n`w2c-tui sessions` over {n_listed} sessions (a fresh process; best of {args.repeats}, cold and before"
               f" best of {args.cold_repeats})")
@@ -164,13 +184,7 @@ def main() -> None:
         print(f"  {'warm: one summary per session':<40} {best(warm)}  ×{min(warm) / floor:.1f} the floor"
               f"  goal ≤ {GOAL_LIST_S} s: {'met' if min(warm) <= GOAL_LIST_S else 'MISSED'}")
 
-        empty, start_only, filled = [], [], []
-        nothing = workdir / "empty-workdir"
-        nothing.mkdir(exist_ok=True)
-        for _ in range(args.repeats):
-            empty.append(asyncio.run(empty_app()))
-            start_only.append(asyncio.run(screen_filled(nothing)))
-            filled.append(asyncio.run(screen_filled(workdir)))
+        empty, start_only, filled = time_screen(workdir, args.repeats)
         print(f"\nSessions screen filled (headless Pilot in this process, summaries present, best of {args.repeats})")
         print(f"  {'empty Textual app, start → idle (floor)':<40} {best(empty)}")
         print(f"  {'app on Sessions, no session: start → idle':<40} {best(start_only)}  ×{min(start_only) / min(empty):.1f} the floor")

@@ -64,7 +64,25 @@ def start_sim(latency_ms: float, imitate: str) -> tuple[subprocess.Popen, str]:
     if not match:
         process.kill()
         raise SystemExit(f"sim did not start: {line!r}")
+    wait_until_answering(match.group(1), process)
     return process, match.group(1)
+
+
+def wait_until_answering(url: str, process: subprocess.Popen, timeout_s: float = 15.0) -> None:
+    """The sim prints its URL once its socket is bound, before it listens: a client that connects
+    at once can be refused (a launch retries, a bare benchmark client does not)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            httpx.get(url + "/models", timeout=5.0).raise_for_status()
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise SystemExit(f"sim at {url} does not answer")
+            time.sleep(0.05)
 
 
 def process_cpu_seconds(pid: int) -> float | None:
@@ -119,6 +137,11 @@ def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: 
     }
 
 
+def efficiency(row: dict, latency_s: float) -> float:
+    """Achieved req/s over the floor's C / L (llm_judge's two dependent requests: the same bound on requests)."""
+    return row["req_per_s"] / (row["concurrency"] / latency_s)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-ms", type=float, default=200.0)
@@ -171,8 +194,7 @@ def measure_rows(args: argparse.Namespace) -> list[dict]:
                 for concurrency in args.concurrency:
                     n = max(20, concurrency * args.waves)
                     row = measure(url, pipeline, concurrency, n, Path(tmp), process.pid)
-                    # llm_judge makes two dependent requests per example: same bound on requests.
-                    row["efficiency"] = row["req_per_s"] / (concurrency / latency)
+                    row["efficiency"] = efficiency(row, latency)
                     rows.append(row)
                     print(json.dumps(row), file=sys.stderr, flush=True)
     finally:

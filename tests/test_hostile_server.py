@@ -22,6 +22,7 @@ from w2c_tui.api.providers import ProviderSettings
 from w2c_tui.api.results import chat_result, is_empty_answer
 from w2c_tui.api.retry import RetryPolicy
 from w2c_tui.api.trace import CallContext
+from w2c_tui.api.transport import HttpxSender, Timeouts
 from w2c_tui.cli import main
 from w2c_tui.cli.progress import end_notes, render
 from w2c_tui.engine.state import RunState
@@ -30,6 +31,8 @@ from w2c_tui.tui.widgets.request_stats import describe_requests
 
 from configs import write_config
 from stub_server import StubServer
+
+TIMEOUTS = Timeouts(connect=10.0, read=30.0)
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 MODELS = json.dumps({"object": "list", "data": [{"id": "stub"}]}).encode()
@@ -177,8 +180,9 @@ def transport(response: httpx.Response) -> httpx.MockTransport:
     ],
 )
 async def test_non_answers_are_classified_with_the_servers_words(response, kind, words):
-    async with httpx.AsyncClient(transport=transport(response)) as http:
-        outcome = await exchange(http, "POST", "https://gw.example/v1/chat/completions", {}, True)
+    http = HttpxSender({}, TIMEOUTS, transport(response))
+    outcome = await exchange(http, "POST", "https://gw.example/v1/chat/completions", {}, True)
+    await http.aclose()
     assert outcome.bad_kind == kind and outcome.retry_cause is None
     assert words in outcome.error
 
@@ -197,8 +201,11 @@ async def test_a_non_answer_on_every_attempt_raises_one_readable_error():
 
 def test_plain_text_that_is_not_json_is_still_retried():
     async def go():
-        async with httpx.AsyncClient(transport=transport(httpx.Response(200, text="not json"))) as http:
+        http = HttpxSender({}, TIMEOUTS, transport(httpx.Response(200, text="not json")))
+        try:
             return await exchange(http, "POST", "https://gw.example/v1/chat/completions", {}, True)
+        finally:
+            await http.aclose()
 
     outcome = asyncio.run(go())
     assert outcome.retry_cause == "bad_json" and outcome.bad_kind is None

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from w2c_tui.api import ApiClient, ProviderSettings
-from w2c_tui.api.pool import shared_tls
 from w2c_tui.prompts.system import tool_lines
 from w2c_tui.store.jsonl import JsonlAppender, dumps
 from w2c_tui.store.trace_rollover import RollingTrace
@@ -63,16 +61,6 @@ def test_the_trace_rolls_over_at_its_size_without_a_stat_per_call(tmp_path, monk
     assert all(segment.stat().st_size >= 1_000 for segment in packing.segments)
     lines = b"".join(s.read_bytes() for s in packing.segments) + path.read_bytes()
     assert lines.count(b"\n") == 30  # every record once, whole
-
-
-async def test_every_client_of_the_process_shares_one_tls_context():
-    assert shared_tls() is shared_tls()
-    client = ApiClient([ProviderSettings("p", "https://example.invalid/v1", token="t", max_concurrency=3, is_default=True)])
-    provider = client._provider(client.route("m"))
-    assert len(provider.http.clients) == 3  # one connection a shard: the pool's walk stays short
-    for http in provider.http.clients:
-        assert http._transport._pool._ssl_context is shared_tls()
-    await client.aclose()
 
 
 def test_tool_lines_are_the_same_from_the_cache():

@@ -493,3 +493,17 @@ def test_servers_get_distinct_free_ports_and_stop():
         assert httpx.get(a.base_url + "/models").status_code == 200
     with pytest.raises(httpx.TransportError):
         httpx.get(a.base_url + "/models", timeout=2)
+
+
+def test_the_sims_socket_takes_connections_before_uvicorn_runs():
+    """`w2c-tui sim` prints its URL once bound: a client connecting at once must wait, not be refused."""
+    import socket
+
+    from w2c_tui.sim.server import bind_socket
+
+    sock = bind_socket("127.0.0.1", 0)
+    try:
+        with socket.create_connection(sock.getsockname(), timeout=5):
+            pass  # accepted into the backlog, nobody serving yet
+    finally:
+        sock.close()

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "dumps_bytes", "loads", "loads_strict", "parse", "raw_fragment"]
+__all__ = ["array_items", "dumps", "dumps_bytes", "joined_array", "loads", "loads_strict", "parse", "raw_fragment"]
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 
@@ -54,3 +54,15 @@ def raw_fragment(raw: bytes) -> orjson.Fragment:
     are turned into spaces (strict JSON has none inside strings) so a row stays one line.
     """
     return orjson.Fragment(raw.replace(b"\r", b" ").replace(b"\n", b" "))
+
+
+def array_items(values: list[Any]) -> bytes:
+    """The items of a JSON array as `dumps_bytes` writes them, without the brackets."""
+    return dumps_bytes(values)[1:-1]
+
+
+def joined_array(head: bytes, tail: list[Any]) -> orjson.Fragment:
+    """The array of the items `head` holds (from `array_items`) then `tail`'s, to embed in a
+    document: written exactly as `dumps_bytes(head_values + tail)` would write it."""
+    rest = array_items(tail) if tail else b""
+    return orjson.Fragment(b"[" + head + (b"," if head and rest else b"") + rest + b"]")

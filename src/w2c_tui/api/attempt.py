@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import orjson
 
 from w2c_tui.api.retry import cause_for_exception, cause_for_status, server_error_message, truncate
+from w2c_tui.api.transport import Sender
 from w2c_tui.jsoncodec import parse
 
 
@@ -18,7 +21,7 @@ class Outcome:
     status: int | None
     data: Any  # the parsed JSON body, None when there was none or it was not JSON
     text: str | None  # the raw body, kept only when it did not parse
-    headers: httpx.Headers | None
+    headers: Mapping[str, str] | None  # case-insensitive
     latency_ms: float
     error: str | None = None
     retry_cause: str | None = None  # set when another attempt may succeed
@@ -42,7 +45,7 @@ NOT_OBJECT = "not_object"  # JSON, but a string, list or number where an object 
 
 
 async def exchange(
-    http: httpx.AsyncClient,
+    http: Sender,
     method: str,
     url: str,
     body: dict[str, Any] | None,
@@ -51,13 +54,14 @@ async def exchange(
 ) -> Outcome:
     """Send once and judge the answer; transport errors become outcomes, never exceptions.
 
-    httpx's timeout is per read, so a server trickling one byte a second never trips it:
+    The read timeout is per read, so a server trickling one byte a second never trips it:
     `deadline_seconds` bounds the whole attempt (connect, send, every byte of the body).
     """
+    content = orjson.dumps(body) if body is not None else None
     started = time.perf_counter()
     try:
         async with asyncio.timeout(deadline_seconds):
-            response = await http.request(method, url, json=body)
+            reply = await http.send(method, url, content)
     except httpx.HTTPError as exc:
         outcome = Outcome(None, None, None, None, _elapsed_ms(started), error=_describe(exc))
         outcome.retry_cause = cause_for_exception(exc)
@@ -65,19 +69,19 @@ async def exchange(
     except TimeoutError:  # our deadline, not the caller's cancellation (asyncio.timeout tells them apart)
         error = f"no complete answer within {deadline_seconds:g} s (the deadline of one attempt)"
         return Outcome(None, None, None, None, _elapsed_ms(started), error=error, retry_cause="timeout")
-    outcome = Outcome(response.status_code, None, None, response.headers, _elapsed_ms(started), content=response.content)
-    if response.content:
+    outcome = Outcome(reply.status, None, None, reply.headers, _elapsed_ms(started), content=reply.content)
+    if reply.content:
         try:
-            outcome.data, outcome.strict_json = parse(response.content)
+            outcome.data, outcome.strict_json = parse(reply.content)
         except ValueError:
-            outcome.text = response.text
+            outcome.text = reply.content.decode("utf-8", "replace")
     _judge(outcome, expect_choices)
     return outcome
 
 
 def _judge(outcome: Outcome, expect_choices: bool) -> None:
     status = outcome.status or 0
-    if 300 <= status < 400:  # httpx does not follow redirects: a POST must not silently turn into a GET
+    if 300 <= status < 400:  # redirects are not followed: a POST must not silently turn into a GET
         location = outcome.headers.get("location", "") if outcome.headers is not None else ""
         outcome.error = f"HTTP {status} redirect to {location or '(no Location)'}: set base_url to where it points"
         outcome.bad_kind = REDIRECT

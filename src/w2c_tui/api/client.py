@@ -14,7 +14,7 @@ import httpx
 from w2c_tui.api.attempt import Outcome, exchange
 from w2c_tui.api.bad_response import BadAnswerError
 from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
-from w2c_tui.api.pool import ShardedHttp, shared_tls
+from w2c_tui.api.transport import AiohttpSender, HttpxSender, Sender, Timeouts
 from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
 from w2c_tui.api.pacing import PacingTally
 from w2c_tui.api.token_budget import estimate_tokens, used_tokens
@@ -52,7 +52,7 @@ class _Provider:
     """Everything the client keeps per provider."""
 
     settings: ProviderSettings
-    http: ShardedHttp
+    http: Sender
     limits: ProviderLimits
     pacing: PacingTally
     compat: ParameterCompat = field(default_factory=ParameterCompat)
@@ -265,19 +265,11 @@ class ApiClient:
             raise RuntimeError("ApiClient is closed")
         settings.check_token()
         headers = auth_headers(settings.token)
-        timeout = httpx.Timeout(self.timeout_seconds, connect=min(10.0, self.timeout_seconds))
-        tls = shared_tls()  # loading CA certificates costs ~20 ms: once per process
-
-        def make_client(connections: int) -> httpx.AsyncClient:
-            return httpx.AsyncClient(
-                headers=headers,
-                timeout=timeout,
-                verify=tls,
-                limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-                transport=self._transport,
-            )
-
-        http = ShardedHttp(make_client, settings.max_concurrency)
+        timeouts = Timeouts(connect=min(10.0, self.timeout_seconds), read=self.timeout_seconds)
+        if self._transport is not None:
+            http: Sender = HttpxSender(headers, timeouts, self._transport)
+        else:
+            http = AiohttpSender(headers, timeouts, settings.max_concurrency)
         limits = shared_limits(
             (settings.base_url, settings.token),
             settings.max_concurrency,
@@ -317,18 +309,17 @@ class ApiClient:
 
         retries = CallRetries(self.policy, self._sleep, self._rng, on_wait)
         try:
-            async for attempt in retries.loop():
-                with attempt:
-                    return await self._attempt(
-                        provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses
-                    )
+            return await retries.run(
+                lambda: self._attempt(
+                    provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses
+                )
+            )
         except TransientFailure as failure:
             if failure.bad_kind is not None and retries.every_attempt_same():
                 # The same page (or redirect) every time: the base URL is wrong, not the moment.
                 message = f"provider '{name}': {failure.error}"
                 raise BadAnswerError(name, failure.status, message, call.url, failure.bad_kind) from None
             raise RetriesExhaustedError(failure.cause, call.attempts, failure.error, name) from None
-        raise AssertionError("the retry loop ended without an answer")  # pragma: no cover
 
     async def _attempt(
         self,
@@ -355,8 +346,7 @@ class ApiClient:
             async with slot:
                 observer.on_request_start(name)
                 try:
-                    with provider.http.client() as http:
-                        outcome = await exchange(http, method, call.url, sent, expect_choices, deadline)
+                    outcome = await exchange(provider.http, method, call.url, sent, expect_choices, deadline)
                 except asyncio.CancelledError:  # a cancel is not an error; still pair the start for in-flight counters
                     observer.on_request_cancelled(name)
                     raise

@@ -55,11 +55,10 @@ def check_logprobs(logprobs: list[Any], tokens: list[Any] | None = None) -> None
     body = logprobs[1:] if logprobs and logprobs[0] is None else logprobs
     # The common case at C speed (an echo lists thousands): all floats, none NaN, within bounds.
     if set(map(type, body)) <= {float}:
-        try:  # NaN and ±inf make the sum non-finite (or raise, for inf - inf)
-            if not body or (max(body) <= LOGPROB_ROUNDING and math.isfinite(math.fsum(body))):
-                return
-        except (ValueError, OverflowError):
-            pass
+        # NaN and ±inf make the sum non-finite; so can a sum of huge finite values, which the
+        # walk below then accepts one by one (`sum`, not `math.fsum`: a fifth of the time)
+        if not body or (max(body) <= LOGPROB_ROUNDING and math.isfinite(sum(body))):
+            return
     offset = len(logprobs) - len(body)
     for i, value in enumerate(body, start=offset):
         why = "null after the first token" if value is None else impossible_logprob(value)

@@ -33,7 +33,7 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.pool import shared_tls
+from w2c_tui.api.transport import shared_tls
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.retry import (
     ApiError,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping
+from typing import TypeVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -85,6 +86,7 @@ class TransientFailure(Exception):
         return (self.cause, self.status, self.bad_kind, self.error)
 
 
+T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
 OnWait = Callable[[TransientFailure, float], None]
 
@@ -115,6 +117,22 @@ class CallRetries:
             before_sleep=self._before_sleep,
             reraise=True,
         )
+
+    async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """`attempt()` until it returns, or its last TransientFailure. The first try runs
+        before tenacity is set up, which costs more CPU than a call that passes (issue 25);
+        a first failure enters the loop as its first attempt, so the count is the same."""
+        try:
+            return await attempt()
+        except TransientFailure as failure:
+            first: TransientFailure | None = failure
+        async for retry in self.loop():
+            with retry:
+                if first is not None:
+                    failure, first = first, None
+                    raise failure
+                return await attempt()
+        raise AssertionError("the retry loop ended without an answer")  # pragma: no cover
 
     def every_attempt_same(self) -> bool:
         """Whether every failed attempt of the call met the same answer."""

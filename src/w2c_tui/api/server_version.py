@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from w2c_tui.api.pool import shared_tls
+from w2c_tui.api.transport import shared_tls
 from w2c_tui.api.providers import auth_headers
 
 VERSION_ENDPOINT = "/version"

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from w2c_tui.jsoncodec import array_items, joined_array
 from w2c_tui.sim import protocol
 from w2c_tui.sim.behaviour import intended_label
 from w2c_tui.sim.knowledge import find_example, tool_names_in_text
-from w2c_tui.sim.logprobs import score_pieces
+from w2c_tui.sim.logprobs import PREFIX_CHARS, score_pieces
 from w2c_tui.sim.settings import Conventions
 from w2c_tui.sim.replies import target_reply
 from w2c_tui.sim.tokenizer import VOCAB, UnknownTokenId, common_prefix_length, pieces_of, tokenize, tokenize_many
@@ -123,6 +124,43 @@ def _logprobs(
     }
 
 
+class _SharedHead:
+    """The entries every prompt of a request shares (its first `n` tokens), encoded once.
+
+    A log-probability request echoes one context with five endings: its arrays' heads are the
+    same values, so the JSON of ~1,000 entries per array is written once, not five times.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._encoded: dict[str, bytes] = {}
+
+    def encoded(self, key: str, values: list[Any]) -> Any:
+        """`values` to embed in the response: its head's JSON as first written, then its own tail."""
+        head = self._encoded.get(key)
+        if head is None:
+            head = self._encoded[key] = array_items(values[: self.n])
+        return joined_array(head, values[self.n :])
+
+    def encode_choice(self, choice: dict[str, Any]) -> None:
+        logprobs = choice.get("logprobs")
+        if logprobs is not None:
+            for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
+                logprobs[key] = self.encoded(key, logprobs[key])
+        if "prompt_token_ids" in choice:
+            choice["prompt_token_ids"] = self.encoded("prompt_token_ids", choice["prompt_token_ids"])
+
+
+def _shared_head(prompts: list[list[str]], echo: bool, want_logprobs: Any, conventions: Conventions) -> _SharedHead | None:
+    """Where the prompts' echoed arrays share a head: several prompts, each token scored on what
+    precedes it (so equal heads have equal entries)."""
+    if len(prompts) < 2 or not echo or want_logprobs is None or conventions.prompt_logprobs != "aligned":
+        return None
+    first = prompts[0]
+    n = min(common_prefix_length(first, pieces) for pieces in prompts[1:])
+    return _SharedHead(n) if n else None
+
+
 @dataclass
 class _EchoScores:
     values: list[float | None]
@@ -147,9 +185,10 @@ class _PromptScorer:
             # Nothing precedes the first token, so it has no log-probability (as in vLLM).
             shared, self.scores = 1, _EchoScores([None], [None])
         new = pieces[shared:]
-        fresh = score_pieces(self.seed, new, start="".join(pieces[:shared]))
+        # A piece has at least one character: the last PREFIX_CHARS pieces hold the scored prefix.
+        fresh = score_pieces(self.seed, new, start="".join(pieces[max(0, shared - PREFIX_CHARS) : shared]))
         values = self.scores.values[:shared] + fresh
-        tops = self.scores.tops[:shared] + [_top(t, v) for t, v in zip(new, fresh)]
+        tops = self.scores.tops[:shared] + [{t: v} for t, v in zip(new, fresh)]
         self.pieces, self.scores = pieces, _EchoScores(values, tops)
         return self.scores
 
@@ -211,6 +250,7 @@ def completion(
 
     choices, prompt_tokens, completion_tokens = [], 0, 0
     score_prompt = _PromptScorer(seed)
+    head = _shared_head(prompts, echo, want_logprobs, conventions)
     for index, pieces in enumerate(prompts):
         prompt = "".join(pieces)
         generated: list[str] = []
@@ -233,8 +273,10 @@ def completion(
             "finish_reason": finish,
         }
         if list_ids:
-            choice["prompt_token_ids"] = [VOCAB.id_of(p) for p in pieces]
-            choice["token_ids"] = [VOCAB.id_of(p) for p in generated]
+            choice["prompt_token_ids"] = VOCAB.ids_of(pieces)
+            choice["token_ids"] = VOCAB.ids_of(generated)
+        if head is not None:
+            head.encode_choice(choice)
         choices.append(choice)
     return {
         "id": protocol.new_id("cmpl"),

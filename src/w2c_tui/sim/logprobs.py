@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from hashlib import sha256
+from itertools import accumulate, repeat
 
 from w2c_tui.labels import LABELS
 from w2c_tui.sim.hashing import pick, unit
@@ -75,17 +77,20 @@ def token_logprob(seed: int, prefix: str, token: str) -> float:
 # tool descriptions: most (prefix, token) pairs were scored a moment ago.
 @lru_cache(maxsize=1 << 17)
 def _token_logprob(seed: int, prefix: str, token: str) -> float:
-    u = unit(seed, prefix, token)
+    # unit(seed, prefix, token) spelled out: a miss is most of a new context's cost
+    data = f"{seed}\x1f{prefix}\x1f{token}".encode("utf-8", "surrogatepass")
+    u = int.from_bytes(sha256(data).digest()[:8], "big") / 2**64
     span = FAVOURED_SPAN if favoured(seed, prefix, token) else NOISE_SPAN
     return HIGHEST - span * u
 
 
 def score_pieces(seed: int, pieces: list[str], start: str = "") -> list[float]:
     """Log-probabilities of consecutive pieces, each conditioned on `start` + earlier pieces."""
-    out: list[float] = []
-    text = start[-PREFIX_CHARS:]
-    for piece in pieces:
-        out.append(_token_logprob(seed, text, piece))
-        # Only the last PREFIX_CHARS characters matter, so long prompts stay linear.
-        text = (text + piece)[-PREFIX_CHARS:]
-    return out
+    if not pieces:
+        return []
+    head = start[-PREFIX_CHARS:]
+    text = head + "".join(pieces)
+    # Only the last PREFIX_CHARS characters before a piece matter, so long prompts stay linear.
+    ends = accumulate(map(len, pieces[:-1]), initial=len(head))
+    prefixes = [text[end - PREFIX_CHARS if end > PREFIX_CHARS else 0 : end] for end in ends]
+    return list(map(_token_logprob, repeat(seed, len(pieces)), prefixes, pieces))

@@ -60,7 +60,8 @@ class _Server(uvicorn.Server):
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A bound socket (port 0: a free one); uvicorn starts listening on it."""
+    """A bound socket (port 0: a free one), listening already: a client that connects as soon
+    as the URL is printed waits in the backlog until uvicorn accepts, instead of being refused."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # Name the protocol: asyncio turns Nagle off (TCP_NODELAY) only on accepted sockets whose
     # proto is IPPROTO_TCP; with proto 0 every kept-alive response waits ~40 ms for an ACK.
@@ -72,6 +73,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.close()
         raise
     sock.set_inheritable(True)
+    sock.listen(2048)  # uvicorn's own backlog
     return sock
 
 

@@ -1,0 +1,88 @@
+"""The aiohttp sender on real sockets: each failure leaves as the httpx error retry.py judges."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+import orjson
+import pytest
+from misbehaving_server import MisbehavingServer
+
+from w2c_tui.api.retry import cause_for_exception
+from w2c_tui.api.transport import AiohttpSender, Timeouts, shared_tls
+
+BODY = orjson.dumps({"model": "stub", "messages": [{"role": "user", "content": "hi"}]})
+
+
+def sender(timeout: float = 1.0) -> AiohttpSender:
+    return AiohttpSender({"Authorization": "Bearer t"}, Timeouts(connect=timeout, read=timeout), max_connections=2)
+
+
+async def send(mode: str, timeout: float = 1.0):
+    server = MisbehavingServer(mode, timeout_seconds=timeout)
+    http = sender(timeout)
+    try:
+        return await http.send("POST", server.base_url + "/chat/completions", BODY)
+    finally:
+        await http.aclose()
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    "mode, error, cause",
+    [
+        ("cut_body", httpx.RemoteProtocolError, "connection"),
+        ("gzip_lie", httpx.DecodingError, "connection"),
+        ("reset", httpx.RemoteProtocolError, "connection"),
+        ("slow_headers", httpx.ReadTimeout, "timeout"),
+    ],
+)
+async def test_a_failure_on_the_wire_is_the_httpx_error_of_the_same_event(mode, error, cause):
+    with pytest.raises(error) as caught:
+        await send(mode)
+    assert cause_for_exception(caught.value) == cause
+
+
+async def test_nobody_listening_is_a_connect_error():
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    http = sender()
+    with pytest.raises(httpx.ConnectError) as caught:
+        await http.send("POST", f"http://127.0.0.1:{port}/v1/chat/completions", BODY)
+    await http.aclose()
+    assert cause_for_exception(caught.value) == "connection"
+
+
+async def test_an_answer_comes_back_whole_with_case_insensitive_headers():
+    reply = await send("status_429_forever")
+    assert reply.status == 429
+    assert reply.headers["Retry-After"] == reply.headers["retry-after"] == "1"
+    assert reply.content
+
+
+async def test_a_redirect_is_answered_not_followed():
+    reply = await send("redirect")
+    assert 300 <= reply.status < 400 and reply.headers.get("location")
+
+
+def test_proxies_come_from_the_environment_once_per_host(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "inside.example")
+    monkeypatch.delenv("https_proxy", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    http = sender()
+    assert http._proxy("https://api.example/v1/chat/completions") == "http://proxy.example:3128"
+    assert http._proxy("https://inside.example/v1/chat/completions") is None
+    assert http._proxy("http://api.example/v1/models") is None  # no HTTP_PROXY
+    monkeypatch.setenv("HTTPS_PROXY", "http://other.example:1")
+    assert http._proxy("https://api.example/v1/chat/completions") == "http://proxy.example:3128"  # read once per URL
+
+
+async def test_a_provider_is_one_pool_of_its_connections_on_the_shared_tls_context():
+    assert shared_tls() is shared_tls()
+    session = sender()._open()
+    assert session.connector.limit == 2
+    assert session.connector._ssl is shared_tls()
+    await session.close()

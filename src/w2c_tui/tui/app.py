@@ -10,7 +10,6 @@ see `tui/background.py`). Nothing heavy is imported at module level
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -19,14 +18,18 @@ from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 
-from w2c_tui.config import ConfigError, LoadedConfig, load_config
-from w2c_tui.config.schema import Settings
+from typing import TYPE_CHECKING
+
 from w2c_tui.tui.background import background, log_failure
 from w2c_tui.tui.commands import W2cCommands
+from w2c_tui.tui.config_glance import read_glance
 from w2c_tui.tui.launches import LaunchRecord, launch_status
 from w2c_tui.tui.messages import OpenCompare, OpenSession, SettingsChanged, StartLaunch
 from w2c_tui.tui.text_entry import typing_into
 from w2c_tui.tui.workspace import Workspace
+
+if TYPE_CHECKING:  # the configuration (pydantic, the schema) is validated right after the first frame
+    from w2c_tui.config import LoadedConfig
 
 # The four tabs, each built with the workspace it shows. A tab's module is imported when the
 # tab is first shown: the Monitor's charts (plotext) and the Compare readers do not delay
@@ -98,21 +101,16 @@ class W2cApp(App[int]):
         # first screen is resumed (restyled whole) once instead of twice before its first frame.
         self.DEFAULT_MODE = start_mode
         super().__init__()
-        config_error = ""
-        if loaded is None:
-            try:
-                loaded = load_config(config_path)
-            except ConfigError as exc:
-                # Open anyway, on defaults, and say why: a typo must not lock the user out.
-                config_error = str(exc)
-                loaded = LoadedConfig(Settings(), None, Path.cwd().resolve(), dict(os.environ))
-        self.workspace = Workspace(
-            loaded,
-            config_error=config_error,
+        options = dict(
             # Where Save writes when no file was loaded: the file named on the command line, else ./config.toml.
             config_target=Path(config_path) if config_path else None,
             poll_monitor=poll_monitor,
         )
+        if loaded is None:
+            # The first frame shows config.toml read raw; it is validated right after (_config_loaded).
+            self.workspace = Workspace(read_glance(config_path), config_path=config_path, **options)
+        else:
+            self.workspace = Workspace.of(loaded, **options)
         self.start_mode = start_mode
         for mode in TABS:
             self.add_mode(mode, lambda mode=mode: tab_screen(mode, self.workspace, self.size.width))
@@ -121,26 +119,32 @@ class W2cApp(App[int]):
     def on_mount(self) -> None:
         self._update_badge()
         self.switch_mode(self.start_mode)
-        # Fill the command palette's "Open session …" entries without waiting for the Sessions tab,
-        # once the first frame is painted (a thread reading the disk would delay it).
-        self.call_after_refresh(self.scan_in_background)
-        # The embedded-mode notice and a configuration error are shown on the Setup screen itself.
-        if self.workspace.config_error and self.start_mode != "setup":
-            self.notify(self.workspace.config_error, title="config.toml not loaded", severity="error", timeout=12)
-        for warning in self.workspace.loaded.warnings:  # e.g. a credential moved out of a base_url
+        # Once the first frame is painted: validating config.toml (pydantic) and a thread reading
+        # the disk would delay it.
+        self.call_after_refresh(self._config_loaded)
+
+    def _config_loaded(self) -> None:
+        """config.toml validated (after the first frame): its error and warnings said, the badge
+        redrawn, and the scan that fills the command palette's "Open session …" entries started."""
+        workspace = self.workspace
+        if workspace.config_error:  # one line: file, line, key and the fix
+            self.notify(workspace.config_error, title="config.toml not loaded", severity="error", timeout=12)
+        for warning in workspace.loaded.warnings:  # e.g. a credential moved out of a base_url
             self.notify(warning, severity="warning", timeout=12)
+        self._update_badge()
+        self.scan_in_background()
 
     @background(thread=True, group="scan")
     def scan_in_background(self) -> None:
         self.workspace.scan_sessions()
 
     def _update_badge(self) -> None:
-        loaded = self.workspace.loaded
-        if loaded.embedded:
+        glance = self.workspace.glance  # the first frame's, then the loaded settings'
+        if glance.embedded:
             self.source_badge = "● simulated endpoint"
         else:
-            names = ", ".join(loaded.settings.providers)
-            where = loaded.path.name if loaded.path else "unsaved"
+            names = ", ".join(glance.providers)
+            where = glance.path.name if glance.path else "unsaved"
             self.source_badge = f"{where} · {names}"
         self.sub_title = self.source_badge
 

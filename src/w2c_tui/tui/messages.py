@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from w2c_tui.config import LoadedConfig
+if TYPE_CHECKING:  # the configuration loads after the first frame
+    from w2c_tui.config import LoadedConfig
 
 
 @dataclass

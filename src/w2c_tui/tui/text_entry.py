@@ -1,11 +1,32 @@
-"""Whether a key is text: the app's and the screens' keys without a modifier stand back while a field takes text."""
+"""Keys and text fields: the app's and the screens' keys without a modifier stand back while a
+field takes text (`typing_into`), and a field's editing keys act in the order they were typed
+(`TextInput`)."""
 
 from __future__ import annotations
 
 import sys
 
+from textual import events
 from textual.screen import Screen
 from textual.widgets import Input
+
+
+class TextInput(Input):
+    """An Input whose own keys (backspace, delete, arrows, home, end, …) act as they arrive.
+
+    Textual runs a widget's bindings only once the key has bubbled up to the app, while a typed
+    character is inserted at once: in a burst of keys (a fast typist, or the app busy while a
+    launch runs) `backspace 3` in `day2` gave `day2` (the 3 typed, then deleted), not `day3`.
+    """
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not event.is_printable:
+            for binding in self._bindings.key_to_bindings.get(event.key, ()):
+                if not binding.priority and await self.app.run_action(binding.action, self):
+                    event.stop()
+                    event.prevent_default()
+                    return
+        await super()._on_key(event)
 
 
 def typing_into(screen: Screen) -> bool:

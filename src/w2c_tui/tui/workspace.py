@@ -9,24 +9,29 @@ each other (open a session, compare two, launch) goes through messages to the ap
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from w2c_tui.config import LoadedConfig
-from w2c_tui.config.schema import Settings
 from w2c_tui.tui.background import log_path
+from w2c_tui.tui.config_glance import ConfigGlance, glance_of
 from w2c_tui.tui.launches import LaunchRecord, MonitoredSession
 
 if TYPE_CHECKING:  # the session reader and its models load when first used, not with the first frame
+    from w2c_tui.config import LoadedConfig
+    from w2c_tui.config.schema import Settings
     from w2c_tui.session.open_sessions import OpenSessions
     from w2c_tui.session.reader import SessionInfo
 
 
 @dataclass
 class Workspace:
-    loaded: LoadedConfig
-    config_error: str = ""  # why config.toml could not be used (the app runs on defaults then)
+    # config.toml as the first frame shows it (tui/config_glance.py): validated on first use of
+    # `loaded`, which the app asks for right after that frame (pydantic loads then, not before).
+    glance: ConfigGlance
+    config_path: str | Path | None = None  # the file named on the command line (None: ./config.toml if any)
     config_target: Path | None = None  # where Save writes when no file was loaded (the command line's)
     poll_monitor: bool = True  # False: the Monitor draws each snapshot once (snapshot tests)
     launches: list[LaunchRecord] = field(default_factory=list)
@@ -37,10 +42,54 @@ class Workspace:
     # The settings as config.toml last held them (loaded or saved): Save writes only what differs.
     on_disk: Settings | None = None
     unsaved_setup: bool = False  # the Setup form differs from config.toml (quitting asks first)
+    _loaded: LoadedConfig | None = field(default=None, repr=False)
+    _config_error: str = ""
+    _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    @classmethod
+    def of(cls, loaded: LoadedConfig, **options) -> Workspace:
+        """A workspace on a configuration already loaded."""
+        workspace = cls(glance_of(loaded), **options)
+        workspace.loaded = loaded
+        return workspace
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The validated configuration; loaded (blocking, ~0.1 s) on first use."""
+        if self._loaded is None:
+            with self._load_lock:  # a screen's reading thread may ask at the same moment as the app
+                if self._loaded is None:
+                    self._load()
+        return self._loaded  # type: ignore[return-value]
+
+    def _load(self) -> None:
+        from w2c_tui.config import ConfigError, LoadedConfig, load_config
+        from w2c_tui.config.schema import Settings
+
+        try:
+            loaded = load_config(self.config_path)
+        except ConfigError as exc:
+            # Open anyway, on defaults, and say why: a typo must not lock the user out.
+            self._config_error = str(exc)
+            loaded = LoadedConfig(Settings(), None, Path.cwd().resolve(), dict(os.environ))
+        self.loaded = loaded
+
+    @loaded.setter
+    def loaded(self, value: LoadedConfig) -> None:
+        self._loaded = value
+        self.glance = glance_of(value)
         if self.on_disk is None:
-            self.on_disk = self.loaded.settings.model_copy(deep=True)
+            self.on_disk = value.settings.model_copy(deep=True)
+
+    @property
+    def config_loaded(self) -> bool:
+        return self._loaded is not None
+
+    @property
+    def config_error(self) -> str:
+        """Why config.toml could not be used (the app runs on defaults then); "" when it loaded."""
+        self.loaded  # noqa: B018 - validated on first use
+        return self._config_error
 
     @property
     def open_sessions(self) -> OpenSessions:

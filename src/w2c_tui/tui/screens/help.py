@@ -60,7 +60,7 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
             ("o r", "open the highlighted session · read the list from disk again"),
             ("delete", "delete the session's folder (asks first)"),
             ("m x a g j", "Metrics · Examples · Agreement · Charts · Manifest"),
-            ("e", "export the tables (Markdown, LaTeX, per-example CSV) to exports/"),
+            ("e", "export tables to exports/: Markdown, LaTeX, per-example CSV"),
             ("/ w f c", "examples: search · wrong only · fallback only · clear all"),
             ("p", "metrics of the next pipeline"),
         ],
@@ -71,7 +71,7 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("enter b", "trace in session A / in session B"),
             ("s", "swap A and B"),
-            ("e r", "export both sessions' tables to exports/ · read the lists again"),
+            ("e r", "export both tables to exports/ · read the lists again"),
         ],
     ),
 ]

@@ -17,6 +17,7 @@ from textual.widgets import Button, Checkbox, Input, Static
 
 from w2c_tui.config.schema import ProviderSettings
 from w2c_tui.tui.screens.setup.values import ProviderValues, apply_provider
+from w2c_tui.tui.text_entry import TextInput
 from w2c_tui.tui.widgets.form_field import FormField
 
 
@@ -64,27 +65,27 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
                 "The token is read from .env; changes apply to this session until you Save.",
                 id="editor-note",
             )
-            yield FormField("name", Input(v.name, placeholder="jrc", id="p-name", compact=True), field_id="name")
+            yield FormField("name", TextInput(v.name, placeholder="jrc", id="p-name", compact=True), field_id="name")
             yield FormField(
-                "base URL", Input(v.base_url, placeholder="https://host/v1", id="p-base_url", compact=True), field_id="base_url"
+                "base URL", TextInput(v.base_url, placeholder="https://host/v1", id="p-base_url", compact=True), field_id="base_url"
             )
             yield FormField(
                 "token variable",
-                Input(v.token_env, placeholder="TOKEN_<NAME>", id="p-token_env", compact=True),
+                TextInput(v.token_env, placeholder="TOKEN_<NAME>", id="p-token_env", compact=True),
                 field_id="token_env",
                 hint=" ",
             )
             yield FormField(
                 "model prefixes",
-                Input(v.model_prefixes, placeholder="gemini-, gpt-  (empty: catch-all)", id="p-model_prefixes", compact=True),
+                TextInput(v.model_prefixes, placeholder="gemini-, gpt-  (empty: catch-all)", id="p-model_prefixes", compact=True),
                 field_id="model_prefixes",
             )
             yield FormField(
-                "max in flight", Input(v.max_concurrency, id="p-max_concurrency", compact=True), field_id="max_concurrency"
+                "max in flight", TextInput(v.max_concurrency, id="p-max_concurrency", compact=True), field_id="max_concurrency"
             )
             yield FormField(
                 "requests/min",
-                Input(v.requests_per_minute, placeholder="0 = no limit", id="p-requests_per_minute", compact=True),
+                TextInput(v.requests_per_minute, placeholder="0 = no limit", id="p-requests_per_minute", compact=True),
                 field_id="requests_per_minute",
             )
             yield Checkbox("default provider (takes models no prefix matches)", v.default, id="p-default", compact=True)

@@ -35,11 +35,13 @@ from w2c_tui.session.rows import stability_entropies
 from w2c_tui.tui.background import background
 from w2c_tui.tui.endpoint_info import endpoint_markup
 from w2c_tui.tui.export_note import exported_message
+from w2c_tui.tui.formatting import short_exp
 from w2c_tui.tui.judge_note import judge_figures_markup, judge_note_markup, session_judge_note
 from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.widgets.agreement_panel import AgreementPanel
 from w2c_tui.tui.widgets.confusion_matrix import ConfusionMatrix
 from w2c_tui.tui.widgets.example_browser import ExampleBrowser
+from w2c_tui.tui.widgets.item_line import ItemLine
 from w2c_tui.tui.widgets.metric_table import (
     SUMMARY_LEGEND,
     audit_markup,
@@ -139,7 +141,7 @@ class SessionViewScreen(Screen):
                     Static(id="usage-summary"),  # actual usage beside the launch's estimate
                     picker,
                     Horizontal(per_class, matrix, id="metrics-detail"),
-                    Static(id="metrics-extra"),
+                    ItemLine(id="metrics-extra"),  # wrapped between figures, never inside one
                     id="metrics-scroll",
                 )
             ]
@@ -310,7 +312,9 @@ class SessionViewScreen(Screen):
             Content.from_markup(per_class_markup(metrics) if metrics.document else "[dim]no metrics.json yet[/]")
         )
         matrix = metrics.confusion_matrix or ConfusionMatrixDocument()
-        self.query_one("#matrix-box").border_title = f"Confusion ({pipeline.exp_name})"
+        # A sweep's full name does not fit the box's title: its short form (S:mcq k3 T.7) does.
+        name = pipeline.exp_name if len(pipeline.exp_name) <= 20 else short_exp(pipeline.exp_name)
+        self.query_one("#matrix-box").border_title = f"Confusion ({name})"
         self.query_one(ConfusionMatrix).show(matrix.matrix, matrix.labels or LABELS)
         # Computed from events and rows on disk (resolved missing answers are history), once rows are read.
         summary = self.data.rows.audit_summaries.get(pipeline.exp_name) if self.data is not None else None
@@ -319,7 +323,7 @@ class SessionViewScreen(Screen):
         if pipeline.earlier:
             parts.append(comparison_markup(pipeline.comparison, pipeline.stored))
         parts.append(audit)
-        self.query_one("#metrics-extra", Static).update(Content.from_markup("\n".join(p for p in parts if p)))
+        self.query_one("#metrics-extra", ItemLine).show("\n".join(p for p in parts if p))
 
     def action_next_pipeline(self) -> None:
         if "metrics" not in self._built:

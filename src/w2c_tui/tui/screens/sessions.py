@@ -104,7 +104,8 @@ def session_summary(info: SessionInfo, *, short: bool = False, narrow: bool = Fa
         if narrow:
             # Each row on one line with the interval: the status as its icon, F1₄ and F1-dir in the session view.
             rows = [[row[0], "st" if i == 0 else PLAIN_ICON.get(row[1], row[1][:2]), *row[2:5]] for i, row in enumerate(rows)]
-        lines.append(render_rows(rows, status_column=None if narrow else 1))
+        # One space between columns when narrow: a sweep's name (`S:mcq k2 T.0`) then still fits 44 columns.
+        lines.append(render_rows(rows, status_column=None if narrow else 1, gap=" " if narrow else "  "))
         lines.append(NARROW_LEGEND if narrow else SUMMARY_LEGEND)
     else:
         lines.append("[dim]no pipeline folders yet[/]")

@@ -37,6 +37,7 @@ from w2c_tui.session.row_models import (
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import label as short_label
 from w2c_tui.tui.formatting import short_exp
+from w2c_tui.tui.widgets.item_line import ItemLine
 from w2c_tui.tui.widgets.lazy_collapsible import LazyCollapsible
 from w2c_tui.tui.widgets.nav_bar import NavBar
 
@@ -493,10 +494,12 @@ class TraceScreen(Screen):
         row = self.data.rows.row(detail.uuid)
         summary = [f"gold [b]{escape(detail.gold or '?')}[/b] ·"]
         for trace in detail.pipelines:
-            summary.append(f"{escape(short_exp(trace.exp_name))} {short_verdict(predicted_label(trace.exp_name, trace.row), detail.gold)}")
+            said = short_verdict(predicted_label(trace.exp_name, trace.row), detail.gold)
+            summary.append(f"{escape(short_exp(trace.exp_name))} {said}")
         if row is not None and row.markers:
             summary.append(f"[$warning]{escape(' '.join(row.markers))}[/]")
-        widgets: list[Widget] = [markup("   ".join(summary), "trace-summary")]
+        # Wrapped between pipelines: `S:mcq k2 T.0 dir ✗` is never cut from its ✗ at 80 columns.
+        widgets: list[Widget] = [ItemLine(summary, classes="trace-summary")]
         widgets += example_widgets(detail)
         widgets += [pipeline_section(trace, detail.gold) for trace in detail.pipelines]
         widgets.append(Collapsible(*event_widgets(detail), title=f"audit events ({len(detail.events)})", collapsed=not detail.events))

@@ -38,7 +38,8 @@ class AgreementPanel(Vertical):
     AgreementPanel { height: 1fr; }
     AgreementPanel #agreement-pairs { height: auto; padding: 0 1; }
     AgreementPanel #agreement-picker { height: auto; padding: 0 1; }
-    AgreementPanel #agreement-picker Select { width: 40; }
+    /* 32: the longest pair (two sweeps) and the count beside it fit in 80 columns */
+    AgreementPanel #agreement-picker Select { width: 32; }
     AgreementPanel #agreement-count { padding: 0 2; }
     """
 

@@ -74,6 +74,18 @@ class BarChart(PlotextPlot):
         self.refresh()
 
 
+def tallest_bin(values: Sequence[float], bins: int) -> int:
+    """The count of the fullest of `bins` equal bins over the values' range (as plotext bins them)."""
+    if not values:
+        return 0
+    low, high = min(values), max(values)
+    width = (high - low) / bins or 1.0
+    counts = [0] * bins
+    for value in values:
+        counts[min(int((value - low) / width), bins - 1)] += 1
+    return max(counts)
+
+
 class Histogram(PlotextPlot):
     DEFAULT_CSS = """
     Histogram { height: 14; min-height: 8; }
@@ -92,6 +104,10 @@ class Histogram(PlotextPlot):
                 drawn = True
         if not drawn:
             plt.title(f"{title}: no data")
+        elif len(series) > 1:
+            # The legend sits at the top left, a row per series: headroom above the tallest bin keeps it off the bars.
+            tallest = max(tallest_bin(values, bins) for values in series.values())
+            plt.ylim(0, tallest * (1 + 0.15 * (len(series) + 1)))
         if xlabel:
             plt.xlabel(xlabel)
         self.refresh()

@@ -18,6 +18,7 @@ from w2c_tui.labels import LABELS
 from w2c_tui.session.rows import ExampleRow, SessionRows
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.tui.messages import OpenTrace
+from w2c_tui.tui.text_entry import TextInput
 from w2c_tui.tui.widgets.lazy_rows import LazyRows
 from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 
@@ -88,7 +89,7 @@ class ExampleBrowser(Vertical):
     ExampleBrowser #example-filters Select { width: 13; margin-right: 1; }
     ExampleBrowser #example-filters Checkbox { margin-right: 1; }
     ExampleBrowser #example-search { width: 1fr; min-width: 10; }
-    ExampleBrowser #example-status { height: 1; color: $text-muted; padding: 0 1; }
+    ExampleBrowser #example-status { width: 1fr; height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -112,7 +113,7 @@ class ExampleBrowser(Vertical):
             yield Checkbox("wrong", id="filter-wrong", compact=True)
             yield Checkbox("fallback", id="filter-fallback", compact=True)
             # A short placeholder: the whole row fits in 80 columns; the tooltip says what is searched.
-            yield Input(placeholder="/ search", id="example-search", compact=True, tooltip="search the uuid or the question")
+            yield TextInput(placeholder="/ search", id="example-search", compact=True, tooltip="search the uuid or the question")
         yield RowList(id="example-rows")
         yield Label("loading examples…", id="example-status")
 
@@ -149,8 +150,9 @@ class ExampleBrowser(Vertical):
         )
         table.set_empty_text("no example matches these filters" if rows.rows else "this session has no predictions yet")
         dataset = f" · questions from {rows.dataset_path.name}" if rows.dataset_path else " · dataset not found"
+        # Wrapped onto a second line when narrow (80 columns), never cut.
         self.query_one("#example-status", Label).update(
-            f"{len(self.shown):,} of {len(rows.rows):,} examples · enter: trace · c: clear filters{dataset}"
+            f"{len(self.shown):,} of {len(rows.rows):,} examples{dataset} · enter: trace · c: clear filters"
         )
 
     @on(Select.Changed)

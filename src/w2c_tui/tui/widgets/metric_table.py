@@ -56,8 +56,8 @@ def summary_rows(
     return rows
 
 
-def render_rows(rows: list[list[str]], *, status_column: int | None = 1) -> str:
-    """Aligned columns; the header bold, statuses coloured."""
+def render_rows(rows: list[list[str]], *, status_column: int | None = 1, gap: str = "  ") -> str:
+    """Aligned columns `gap` apart; the header bold, statuses coloured."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for index, row in enumerate(rows):
@@ -69,7 +69,7 @@ def render_rows(rows: list[list[str]], *, status_column: int | None = 1) -> str:
                 colour = STATUS_COLOUR.get(cell, "$text-muted")
                 text = f"[{colour}]{text}[/]"
             cells.append(text)
-        line = "  ".join(cells)
+        line = gap.join(cells)
         lines.append(f"[b]{line}[/b]" if index == 0 else line)
     return "\n".join(lines)
 

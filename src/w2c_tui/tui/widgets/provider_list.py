@@ -9,9 +9,8 @@ from textual.markup import escape
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from w2c_tui.config.schema import ProviderSettings
-
-if TYPE_CHECKING:  # the probe brings httpx; the first screen paints without it
+if TYPE_CHECKING:  # the probe brings httpx, the schema pydantic; the first screen paints without them
+    from w2c_tui.config.schema import ProviderSettings
     from w2c_tui.api.probe import ProbeResult
 
 SIMULATED_ID = "__simulated__"

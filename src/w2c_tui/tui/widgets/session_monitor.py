@@ -16,7 +16,7 @@ from textual.markup import escape
 from textual.widgets import Static
 
 from w2c_tui.session.live import Snapshot
-from w2c_tui.status import CANCELLED
+from w2c_tui.status import CANCELLED, QUEUED, RUNNING
 from w2c_tui.tui.formatting import STATUS_COLOUR
 from w2c_tui.tui.launches import WAITING, MonitoredSession, is_live, session_word
 from w2c_tui.tui.widgets.charts import ThroughputChart
@@ -167,7 +167,9 @@ class SessionMonitor(Vertical):
             self.confusion_pipeline = (with_data or list(pipelines) or [None])[0]
         box = self.query_one("#confusion-box")
         name = self.confusion_pipeline
-        live = is_live(session_word(snap, self.session.record))
+        # "so far" while that pipeline still runs: once it has ended (the session finishing) the matrix is final.
+        running = name in pipelines and pipelines[name].status in (RUNNING, QUEUED)
+        live = running and is_live(session_word(snap, self.session.record))
         box.border_title = f"Confusion ({name}{', so far' if live else ''})" if name else "Confusion"
         box.border_subtitle = "p: next pipeline" if len(pipelines) > 1 else ""
         matrix = pipelines[name].confusion if name in pipelines else None

@@ -14,15 +14,19 @@ from w2c_tui.session.live import Snapshot, UsageSnapshot, snapshot_of
 from w2c_tui.session.models import Cost
 
 
-def describe_usage(usage: UsageSnapshot | dict[str, Any] | None, prices: Mapping[str, Price] | None = None) -> str:
+def describe_usage(
+    usage: UsageSnapshot | dict[str, Any] | None, prices: Mapping[str, Price] | None = None, *, finished: bool = False
+) -> str:
     """The line as Textual markup (a function, so tests read it without a screen).
 
-    `usage` is RunState's snapshot's `usage` (this launch's answered requests, store/usage.py).
+    `usage` is RunState's snapshot's `usage` (this launch's answered requests, store/usage.py);
+    `finished`: the launch has ended (one that answered nothing had nothing to ask, e.g. a resume of
+    a complete run key).
     """
     usage = usage if isinstance(usage, UsageSnapshot) else UsageSnapshot.of(usage) if usage else UsageSnapshot()
     total = usage.total
     if not total.requests:
-        return "[dim]usage: no answer yet[/]"
+        return "[dim]usage: no request answered in this launch[/]" if finished else "[dim]usage: no answer yet[/]"
     parts = [
         f"usage [b]{count(total.prompt_tokens)}[/b] prompt + [b]{count(total.completion_tokens)}[/b] "
         f"completion tokens · {total.requests:,} requests"
@@ -38,9 +42,10 @@ def describe_usage(usage: UsageSnapshot | dict[str, Any] | None, prices: Mapping
             parts.append(f"cost {'≥ ' if at_least else ''}[b]{money(cost.total)}[/b]")
     line = " · ".join(parts)
     if len(usage.by_model) > 1:  # on a line of its own: the Monitor is 80 columns at the narrowest
+        # The target first, whichever model answered first (the order must not change between sessions).
+        by_role = sorted(usage.by_model.values(), key=lambda d: (d.role != "target", str(d.role or "")))
         line += "\n  " + "  ".join(
-            f"{escape(str(d.role or '?'))} {count(d.prompt_tokens)}+{count(d.completion_tokens)}"
-            for d in usage.by_model.values()
+            f"{escape(str(d.role or '?'))} {count(d.prompt_tokens)}+{count(d.completion_tokens)}" for d in by_role
         )
     return line
 
@@ -51,7 +56,8 @@ class UsageLine(Static):
     """
 
     def update_snapshot(self, snap: Snapshot | dict[str, Any], prices: Mapping[str, Price] | None = None) -> None:
-        self.update(Content.from_markup(describe_usage(snapshot_of(snap).usage, prices)))
+        snap = snapshot_of(snap)
+        self.update(Content.from_markup(describe_usage(snap.usage, prices, finished=snap.finished)))
 
 
 def launch_prices(record: Any) -> dict[str, Price]:

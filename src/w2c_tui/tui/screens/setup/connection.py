@@ -10,11 +10,11 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from w2c_tui.config import LoadedConfig
-from w2c_tui.config.schema import ProviderSettings
 from w2c_tui.tui.background import background
 
 if TYPE_CHECKING:
+    from w2c_tui.config import LoadedConfig
+    from w2c_tui.config.schema import ProviderSettings
     from w2c_tui.api.probe import ProbeResult
 
 

@@ -8,21 +8,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from textual.content import Content
 from textual.markup import escape
 from textual.message import Message
-from textual.widgets import Static
 
 from w2c_tui.config.schema import Settings
 from w2c_tui.tui.background import background
+from w2c_tui.tui.widgets.item_line import ItemLine
 from w2c_tui.tui.workspace import Workspace
 
 if TYPE_CHECKING:
     from w2c_tui.engine.estimate import Estimate
 
 
-class EstimateView(Static):
-    """Owns what it knows of the dataset; says `DatasetRead` once a read ends (the error or "")."""
+class EstimateView(ItemLine):
+    """Owns what it knows of the dataset; says `DatasetRead` once a read ends (the error or "").
+    An ItemLine: the per-pipeline counts wrap between pipelines, never inside one."""
 
     class DatasetRead(Message):
         def __init__(self, error: str) -> None:
@@ -45,7 +45,7 @@ class EstimateView(Static):
         """The estimate of the form's settings (None: the form has errors)."""
         self._settings = settings
         if settings is None:
-            self.update(Content.from_markup("[dim]estimate: fix the fields above[/]"))
+            self.show("[dim]estimate: fix the fields above[/]")
             return
         data = settings.data
         key = (data.eval_data_path.strip(), data.use_full_dataset, data.n_per_label, data.subsample_seed)
@@ -61,6 +61,14 @@ class EstimateView(Static):
             if finished_key:
                 self.call_after_refresh(self._load_finished, finished_key, settings)
         self._show(settings)
+
+    def recheck_disk(self) -> None:
+        """Read again what the run key holds (a launch may have added rows since): the estimate of a
+        run key that just completed says 0 requests. The figures shown stay until the read ends."""
+        settings = self._settings
+        if settings is not None and settings.run.run_key.strip():
+            self._finished_key = settings.model_dump_json()
+            self._load_finished(self._finished_key, settings)
 
     @background(thread=True, group="estimate-resume")
     def _load_finished(self, key: str, settings: Settings) -> None:
@@ -105,12 +113,12 @@ class EstimateView(Static):
 
     def _show(self, settings: Settings) -> None:
         if self.dataset_error:
-            self.update(Content.from_markup("[$error]estimate: the dataset cannot be read[/]"))
+            self.show("[$error]estimate: the dataset cannot be read[/]")
             return
         if self.n_examples is None:
-            self.update(Content.from_markup("[dim]estimate: reading the dataset…[/]"))
+            self.show("[dim]estimate: reading the dataset…[/]")
             return
-        self.update(Content.from_markup(estimate_markup(settings, self.n_examples, self._chars, self._finished)))
+        self.show(estimate_markup(settings, self.n_examples, self._chars, self._finished))
 
 
 def _left(result: Estimate, n_examples: int, finished: dict[str, int]) -> float:
@@ -158,11 +166,13 @@ def estimate_markup(
     else:
         lines.append(f"[dim]cost: no {escape('[prices]')} · completion ≤ {count(most)}[/]")
     done = finished.get(models[0], {})
-    parts = "  ".join(
-        f"{short_exp(name)} {round(n * (1 - min(done.get(name, 0), n_examples) / max(n_examples, 1))):,}"
-        for name, n in first.requests.items()
+    # Three spaces apart, each dimmed on its own: the view wraps between pipelines (ItemLine).
+    lines.append(
+        "   ".join(
+            f"[dim]{escape(short_exp(name))} {round(n * (1 - min(done.get(name, 0), n_examples) / max(n_examples, 1))):,}[/]"
+            for name, n in first.requests.items()
+        )
     )
-    lines.append(f"[dim]{escape(parts)}[/]")
     return "\n".join(lines)
 
 

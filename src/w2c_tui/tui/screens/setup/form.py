@@ -17,6 +17,7 @@ from textual.widgets import Checkbox, Input, Label, RadioButton, RadioSet, Selec
 
 from w2c_tui.config.schema import FAMILIES
 from w2c_tui.tui.screens.setup.values import FormValues
+from w2c_tui.tui.text_entry import TextInput
 from w2c_tui.tui.widgets.form_field import FormField
 from w2c_tui.tui.widgets.model_suggester import ModelSuggester
 
@@ -65,14 +66,14 @@ class DataPanel(FormPanel):
             yield RadioButton("file", not values.use_bundled, id="data-file")
         yield FormField(
             "path",
-            Input(values.data_path, placeholder="path/to/your.jsonl", id="data-path", compact=True),
+            TextInput(values.data_path, placeholder="a When2Call .jsonl file", id="data-path", compact=True),
             field_id="data-path",
         )
         with RadioSet(id="data-size", compact=True):
             yield RadioButton("all examples", values.use_full_dataset, id="size-full")
             yield RadioButton("n per label", not values.use_full_dataset, id="size-n")
-        yield FormField("n per label", Input(values.n_per_label, id="n-per-label", compact=True), field_id="n-per-label")
-        yield FormField("seed", Input(values.subsample_seed, id="subsample-seed", compact=True), field_id="subsample-seed")
+        yield FormField("n per label", TextInput(values.n_per_label, id="n-per-label", compact=True), field_id="n-per-label")
+        yield FormField("seed", TextInput(values.subsample_seed, id="subsample-seed", compact=True), field_id="subsample-seed")
 
     def read(self) -> dict[str, Any]:
         return {
@@ -105,18 +106,18 @@ class ModelsPanel(FormPanel):
         values = self.values
         yield FormField(
             "target",
-            Input(values.target, placeholder="model, another-model", id="target", compact=True, suggester=self.suggester),
+            TextInput(values.target, placeholder="model, another-model", id="target", compact=True, suggester=self.suggester),
             field_id="target",
             hint="a, b: one session per model",
         )
-        yield FormField("judge", Input(values.judge, id="judge", compact=True, suggester=self.suggester), field_id="judge")
+        yield FormField("judge", TextInput(values.judge, id="judge", compact=True, suggester=self.suggester), field_id="judge")
         yield FormField(
             "family",
             Select([(name, name) for name in FAMILIES], value=values.family, allow_blank=False, id="family", compact=True),
             field_id="family",
             hint=" ",
         )
-        delimiter = Input(values.delimiter, id="delimiter", compact=True)
+        delimiter = TextInput(values.delimiter, id="delimiter", compact=True)
         delimiter.tooltip = 'Text between prompt and choice in log-probability scoring, as a JSON string; the official tasks use "".'
         yield FormField("delimiter", delimiter, field_id="delimiter")
 
@@ -158,7 +159,7 @@ class RunPanel(FormPanel):
     def compose(self) -> ComposeResult:
         yield FormField(
             "run key",
-            Input(self.values.run_key, placeholder="empty: run-YYYYmmdd-HHMMSS-xxxx", id="run-key", compact=True),
+            TextInput(self.values.run_key, placeholder="empty: run-YYYYmmdd-HHMMSS-xxxx", id="run-key", compact=True),
             field_id="run-key",
             hint="same key, same settings: resume",
         )
@@ -186,7 +187,7 @@ class HttpPanel(FormPanel):
 
     def compose(self) -> ComposeResult:
         for name, label, field_id, tip in HTTP_FIELDS:
-            control = Input(getattr(self.values, name), id=field_id, compact=True)
+            control = TextInput(getattr(self.values, name), id=field_id, compact=True)
             control.tooltip = tip
             yield FormField(label, control, field_id=field_id)
 
@@ -205,13 +206,13 @@ class PipelinesPanel(FormPanel):
         with Horizontal(classes="pipeline-row"):
             yield Checkbox("LLM-as-judge", values.do_llm_judge, id="do-llm-judge", compact=True)
             yield Label("T", classes="temp-label")
-            yield Input(values.target_temperature, id="target-temperature", compact=True, classes="temp")
+            yield TextInput(values.target_temperature, id="target-temperature", compact=True, classes="temp")
             yield Label("judge T", classes="temp-label")
-            yield Input(values.judge_temperature, id="judge-temperature", compact=True, classes="temp")
+            yield TextInput(values.judge_temperature, id="judge-temperature", compact=True, classes="temp")
         with Horizontal(classes="pipeline-row"):
             yield Checkbox("MCQ string", values.do_mcq, id="do-mcq", compact=True)
             yield Label("T", classes="temp-label")
-            yield Input(values.mcq_temperature, id="mcq-temperature", compact=True, classes="temp")
+            yield TextInput(values.mcq_temperature, id="mcq-temperature", compact=True, classes="temp")
         with Horizontal(classes="pipeline-row"):
             yield Checkbox("MCQ logprob", values.do_mcq_logprob, id="do-mcq-logprob", compact=True)
             yield Label("needs /completions echo", classes="temp-label")

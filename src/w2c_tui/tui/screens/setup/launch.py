@@ -31,7 +31,8 @@ def readiness_markup(
 ) -> str:
     """Textual markup for the status line; `failed_checks` is provider -> names of its failed checks."""
     if field_errors:
-        return f"[$error]⚠ {field_errors} field(s) to fix before launch[/]"
+        # Short: the status line shares 80 columns with the three buttons.
+        return f"[$error]⚠ {field_errors} field{'s' if field_errors > 1 else ''} to fix[/]"
     if dataset_error:
         return "[$error]⚠ the dataset cannot be read (see Data)[/]"
     failed = failed_checks or {}
@@ -43,7 +44,7 @@ def readiness_markup(
     if test_error:
         return f"[$error]⚠ connection test failed: {escape(test_error)}[/]"
     if config_error:
-        return "[$warning]⚠ config.toml not loaded: the form shows defaults[/]"
+        return "[$warning]⚠ config.toml not loaded[/]"  # why: the line above the form
     notes = [f"{name}: no {', '.join(checks)}" for name, checks in failed.items() if checks]
     note = f" [$warning]{escape('; '.join(notes))}[/]" if notes else ""
     return f"[$success]✓ ready[/]{note}"

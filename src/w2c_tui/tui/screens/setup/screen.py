@@ -19,7 +19,6 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
-from w2c_tui.config.schema import Settings
 from w2c_tui.tui.background import background
 from w2c_tui.tui.messages import SettingsChanged, StartLaunch
 from w2c_tui.tui.screens.setup.connection import ConnectionTest
@@ -36,6 +35,7 @@ from w2c_tui.tui.workspace import Workspace
 if TYPE_CHECKING:
     from w2c_tui.api.probe import ProbeResult
     from w2c_tui.config import LoadedConfig
+    from w2c_tui.config.schema import Settings
     from w2c_tui.tui.screens.setup.estimate import EstimateView
 
 VALIDATE_DELAY = 0.2
@@ -69,37 +69,40 @@ class SetupScreen(Screen):
         self.errors: dict[str, str] = {}
         self._validate_timer = None
         self._clean_values: FormValues | None = None  # the form as config.toml last held it
+        self._values: FormValues | None = None  # the form as config.toml holds it, read when it is built
         self._built = False  # the form mounted (after the first frame)
         self._pending: list[Callable[[], None]] = []  # actions asked for before it was
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        values = self._values = values_from_settings(self.workspace.loaded.settings)
+        glance = self.workspace.glance
         yield NavBar("setup")
         yield from self._notices()
-        # The first frame shows the visible panels as plain summaries (preview.py); the real
-        # panels replace them right after it is drawn (_build_form). The focus is the same:
-        # #setup-body comes first in either.
+        # The first frame shows the visible panels as plain summaries of config.toml read raw
+        # (preview.py); the real panels replace them right after it is drawn (_build_form),
+        # once the file is validated. The focus is the same: #setup-body comes first in either.
         with VerticalScroll(id="setup-body"):
             with Horizontal(id="setup-columns"):
                 with Vertical(classes="setup-column", id="setup-column-1"):
-                    yield providers_preview(self.workspace)
-                    yield data_preview(values)
+                    yield providers_preview(glance)
+                    yield data_preview(glance)
                 with Vertical(classes="setup-column", id="setup-column-2"):
-                    yield models_preview(values)
-                    yield run_preview(values)
+                    yield models_preview(glance)
+                    yield run_preview(glance)
                 yield Vertical(classes="setup-column", id="setup-column-3")
         yield LaunchBar()
         yield Footer()
 
     async def _build_form(self) -> None:
         """The form, mounted once the first frame is drawn (which then costs ~0.15 s less, issue
-        27.7); it is read and validated only then."""
+        27.7); config.toml is validated (pydantic loads) and the form read and validated only then."""
         from w2c_tui.tui.screens.setup.estimate import EstimateView
         from w2c_tui.tui.screens.setup.form import DataPanel, HttpPanel, ModelsPanel, PipelinesPanel, RunPanel
         from w2c_tui.tui.screens.setup.sweeps import StabilityPanel
 
-        values, workspace = self._values, self.workspace
+        workspace = self.workspace
+        values = self._values = values_from_settings(workspace.loaded.settings)
+        self._show_notices()  # a file that did not validate is said now
         self.suggester.add(workspace.known_models())  # the simulator's names load here, not before the first frame
         with self.app.batch_update():  # no frame with the summaries gone and the form not yet there
             await self.query(".panel-preview").remove()
@@ -125,21 +128,33 @@ class SetupScreen(Screen):
         return self._built
 
     def _notices(self) -> ComposeResult:
-        """Why launches would use the simulated endpoint, and a config.toml that could not be used."""
-        if self.workspace.config_error:
+        """Why launches would use the simulated endpoint, and a config.toml that could not be used
+        (known once the file is validated, after the first frame: `_show_notices`)."""
+        notice = Static(self._embedded_notice(), id="setup-notice")
+        notice.display = self.workspace.glance.embedded
+        yield notice
+        config_error = Static(id="config-error")
+        config_error.display = False
+        yield config_error
+
+    def _embedded_notice(self) -> Content:
+        workspace = self.workspace
+        if workspace.config_loaded and workspace.config_error:
             why = "the configuration could not be loaded (see below)"
-        elif self.workspace.loaded.path is None:
+        elif workspace.glance.path is None:
             why = "no config.toml here"
         else:
             why = "config.toml names no provider"
-        notice = Static(Content.from_markup(EMBEDDED_NOTICE.format(why=why)), id="setup-notice")
-        notice.display = self.workspace.loaded.embedded
-        yield notice
-        config_error = Static(id="config-error")
-        config_error.display = bool(self.workspace.config_error)
-        if self.workspace.config_error:
-            config_error.update(f"⚠ config.toml could not be used: {self.workspace.config_error}")
-        yield config_error
+        return Content.from_markup(EMBEDDED_NOTICE.format(why=why))
+
+    def _show_notices(self) -> None:
+        error = self.workspace.config_error
+        notice = self.query_one("#setup-notice", Static)
+        notice.update(self._embedded_notice())
+        notice.display = self.workspace.glance.embedded
+        config_error = self.query_one("#config-error", Static)
+        config_error.display = bool(error)
+        config_error.update(Content(f"⚠ config.toml could not be used: {error}" if error else ""))  # plain text, not markup
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # A letter typed into a field is text: the letter keys are shown dimmed meanwhile.
@@ -156,7 +171,9 @@ class SetupScreen(Screen):
         self.call_after_refresh(self._build_form)
 
     def on_screen_resume(self) -> None:
-        self.query_one("#setup-notice").display = self.workspace.loaded.embedded
+        self.query_one("#setup-notice").display = self.workspace.glance.embedded
+        if self._built:  # back from the Monitor: a launch may have filled the run key meanwhile
+            self._estimate.recheck_disk()
 
     @property
     def _estimate(self) -> EstimateView:
@@ -213,8 +230,8 @@ class SetupScreen(Screen):
 
     # -- the form --------------------------------------------------------------------
     def _read_values(self) -> FormValues:
-        if not self._built:
-            return self._values  # the form is not mounted yet: the first frame shows the file
+        if not self._built:  # the form is not mounted yet: the file's values
+            return self._values or values_from_settings(self.workspace.loaded.settings)
         fields: dict[str, Any] = {}
         for panel in self.query("FormPanel"):
             fields.update(panel.read())

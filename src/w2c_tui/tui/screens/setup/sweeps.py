@@ -14,6 +14,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from w2c_tui.session import kinds
 from w2c_tui.tui.screens.setup.form import FormPanel
 from w2c_tui.tui.screens.setup.values import FormValues, SweepValues
+from w2c_tui.tui.text_entry import TextInput
 
 
 def sweep_methods() -> list[tuple[str, str]]:
@@ -44,9 +45,9 @@ class SweepRow(Vertical):
         with Horizontal():
             yield Select(sweep_methods(), value=self.values.method, allow_blank=False, compact=True, classes="sweep-method")
             yield Label("k")
-            yield Input(self.values.k, compact=True, classes="sweep-k", restrict=r"[0-9]*")
+            yield TextInput(self.values.k, compact=True, classes="sweep-k", restrict=r"[0-9]*")
             yield Label("T")
-            yield Input(self.values.temperatures, placeholder="0.0, 0.7", compact=True, classes="sweep-temperatures")
+            yield TextInput(self.values.temperatures, placeholder="0.0, 0.7", compact=True, classes="sweep-temperatures")
             yield Button("✕", compact=True, classes="sweep-remove", tooltip="remove this sweep")
         yield Static("", classes="field-error", markup=False)
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from w2c_tui.config.messages import field_message
-from w2c_tui.config.schema import ProviderSettings, Settings
 from w2c_tui.store.layout import RunKeyError, sanitize_run_key
+
+if TYPE_CHECKING:  # pydantic and the schema load with the form, after the first frame
+    from w2c_tui.config.schema import ProviderSettings, Settings
 
 # Settings location -> form field id (the widget shows the error under that field).
 FIELD_OF_LOC = {
@@ -144,6 +143,11 @@ def field_of(loc: tuple[Any, ...]) -> str:
 
 def apply_form(base: Settings, values: FormValues) -> tuple[Settings | None, dict[str, str]]:
     """New settings from the form on top of `base`, or None and the errors by field id."""
+    from pydantic import ValidationError
+
+    from w2c_tui.config.messages import field_message
+    from w2c_tui.config.schema import Settings
+
     # Start from everything loaded (providers and their in-memory tokens included).
     raw = base.model_dump(mode="python")
     targets = split_list(values.target)
@@ -239,6 +243,11 @@ def provider_values(name: str, provider: ProviderSettings) -> ProviderValues:
 
 def apply_provider(values: ProviderValues, token: str = "") -> tuple[ProviderSettings | None, dict[str, str]]:
     """A provider from the editor's fields, or the errors by field name."""
+    from pydantic import ValidationError
+
+    from w2c_tui.config.messages import field_message
+    from w2c_tui.config.schema import ProviderSettings
+
     errors: dict[str, str] = {}
     name = values.name.strip()
     if not name:

@@ -151,6 +151,22 @@ def test_values_equal_in_python_but_not_in_json_are_kept_apart():
     assert b'"$ct"' in lines[1]  # the second prompt still refers to the first one
 
 
+def test_a_record_read_from_its_line_is_made_compact_as_from_its_values():
+    """The packer hands over the line it read, so a 400 KB echo is not written again only to be
+    looked at: the compact record is the same either way."""
+    lines = [dumps(r).encode() for r in _sim_records("vllm")]
+    from_values, from_lines = CompactEncoder(), CompactEncoder()
+    for i, line in enumerate(lines):
+        record = orjson.loads(line)
+        cid = f"{i:016x}"
+        assert orjson.dumps(from_lines.encode(record, cid, line)) == orjson.dumps(from_values.encode(record, cid))
+
+
+def test_a_marker_anywhere_in_the_line_keeps_the_record_plain():
+    record = {"uuid": "u", "settings": {"$ct": 1}, "request": {"prompt": "x" * 500}, "response": None}
+    assert CompactEncoder().encode(record, "0" * 16, orjson.dumps(record)) is record
+
+
 def test_a_record_already_using_the_marker_key_is_written_plain():
     record = {"uuid": "u", "request": {"prompt": "x" * 500}, "response": {"$ct": [1, 2], "text": "x" * 500}}
     assert CompactEncoder().encode(record, "0" * 16) is record

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TypeVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from typing import TypeVar
 
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type

@@ -436,7 +436,7 @@ def _compact_line(encoder: CompactEncoder, line: bytes) -> bytes:
     if not isinstance(row, dict) or CID in row:
         return line
     try:
-        compact = encoder.encode(row, line_id(line))
+        compact = encoder.encode(row, line_id(line), line)
     except Exception:  # noqa: BLE001 - a flaw in compacting must not lose the call: keep it plain
         return line
     return line if compact is row else (dumps(compact) + "\n").encode("utf-8")

@@ -199,18 +199,22 @@ class CompactEncoder:
     def __init__(self) -> None:
         self._pools: OrderedDict[str, _Pool] = OrderedDict()
 
-    def encode(self, record: dict[str, Any], cid: str) -> dict[str, Any]:
+    def encode(self, record: dict[str, Any], cid: str, line: bytes | None = None) -> dict[str, Any]:
         """The record with its request and response compact, under the id `cid` (unique in its
-        file); the record itself when that cannot be done safely."""
+        file); the record itself when that cannot be done safely. `line`: the JSON the record
+        was read from, looked at instead of writing a 400 KB echo again only to look at it."""
         uuid = record.get("uuid")
         if not isinstance(uuid, str):
             return record
         try:
             request = record.get("request")
             body = record.get("response")
-            raw_response = orjson.dumps(body)  # a Fragment (a body kept verbatim): its bytes as received
-            response = orjson.loads(raw_response) if isinstance(body, orjson.Fragment) else body
-            dumped = orjson.dumps(request) + raw_response
+            if line is not None and not isinstance(body, orjson.Fragment):
+                response, dumped = body, line  # the whole record: a marker or secret anywhere keeps it plain
+            else:
+                raw_response = orjson.dumps(body)  # a Fragment (a body kept verbatim): its bytes as received
+                response = orjson.loads(raw_response) if isinstance(body, orjson.Fragment) else body
+                dumped = orjson.dumps(request) + raw_response
             if b"\\u" in dumped:  # an escape could spell the marker or a secret: look at the values as we would write them
                 dumped = orjson.dumps([request, response])
             if _MARK_BYTES in dumped:

@@ -146,7 +146,8 @@ class ModelsPanel(FormPanel):
                 shown.append(fallback_note(model))
             else:
                 shown.append(f"{model} → {family}")
-        self.query_one("#field-family .field-hint", Static).update(escape("; ".join(shown)))
+        # One model a line: a line of several wrapped inside a name at 120 columns.
+        self.query_one("#field-family .field-hint", Static).update(escape("\n".join(shown)))
 
 
 class RunPanel(FormPanel):

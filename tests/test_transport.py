@@ -86,3 +86,42 @@ async def test_a_provider_is_one_pool_of_its_connections_on_the_shared_tls_conte
     assert session.connector.limit == 2
     assert session.connector._ssl is shared_tls()
     await session.close()
+
+
+async def test_a_request_goes_through_the_proxy_the_environment_names(monkeypatch):
+    """A gateway behind an institution's proxy: the request reaches the proxy, in absolute form."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str] = []
+
+    class Proxy(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            seen.append(self.requestline)
+            body = b'{"choices": []}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_address[1]}")
+    http = sender()
+    try:
+        reply = await http.send("POST", "http://gateway.invalid/v1/chat/completions", BODY)
+    finally:
+        await http.aclose()
+        server.shutdown()
+        server.server_close()
+    assert reply.status == 200 and reply.content == b'{"choices": []}'
+    assert seen == ["POST http://gateway.invalid/v1/chat/completions HTTP/1.1"]

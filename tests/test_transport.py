@@ -10,7 +10,7 @@ import pytest
 from misbehaving_server import MisbehavingServer
 
 from w2c_tui.api.retry import cause_for_exception
-from w2c_tui.api.transport import AiohttpSender, Timeouts, shared_tls
+from w2c_tui.api.transport import KEEPALIVE_SECONDS, AiohttpSender, Timeouts, shared_tls
 
 BODY = orjson.dumps({"model": "stub", "messages": [{"role": "user", "content": "hi"}]})
 
@@ -85,6 +85,7 @@ async def test_a_provider_is_one_pool_of_its_connections_on_the_shared_tls_conte
     session = sender()._open()
     assert session.connector.limit == 2
     assert session.connector._ssl is shared_tls()
+    assert session.connector._keepalive_timeout == KEEPALIVE_SECONDS < 5  # uvicorn closes idle ones at 5 s
     await session.close()
 
 

@@ -25,6 +25,9 @@ import httpx
 from aiohttp.http_exceptions import ContentEncodingError
 
 
+KEEPALIVE_SECONDS = 4.0
+
+
 @functools.cache
 def shared_tls() -> ssl.SSLContext:
     """One TLS context for every client of the process: loading the CA certificates costs
@@ -89,7 +92,9 @@ class AiohttpSender:
     def _open(self) -> aiohttp.ClientSession:
         # Made on first use, inside the running loop aiohttp binds to.
         return aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self.max_connections, ssl=shared_tls()),
+            # Idle connections go before uvicorn (vLLM, llama-cpp-python) closes its own at 5 s:
+            # one reused as the server closes it is a failed attempt (aiohttp keeps them 15 s).
+            connector=aiohttp.TCPConnector(limit=self.max_connections, ssl=shared_tls(), keepalive_timeout=KEEPALIVE_SECONDS),
             headers=self.headers,
             cookie_jar=aiohttp.DummyCookieJar(),  # an API call carries no cookies
             timeout=self.timeout,

@@ -97,3 +97,10 @@ def test_joined_array_is_the_array_written_whole() -> None:
 
     for head, tail in (([], []), ([1], []), ([], [None]), ([None, -0.5, {"a": 1.0}], ["x", [2]])):
         assert dumps_bytes({"k": joined_array(array_items(head), tail)}) == dumps_bytes({"k": head + tail})
+
+
+@pytest.mark.parametrize("parts", [(7, "x" * 64, " tok"), (0, "", ""), (-3, "é\x1f\ud800", "\n")])
+def test_unit3_is_unit_of_three_parts(parts) -> None:
+    from w2c_tui.sim.hashing import unit3
+
+    assert unit3(*parts) == unit(*parts)

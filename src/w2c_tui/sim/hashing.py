@@ -13,7 +13,17 @@ _SEP = "\x1f"  # unit separator: cannot be confused with ordinary text
 
 def unit(*parts: object) -> float:
     """A number in [0, 1): the first 8 bytes of SHA-256("\\x1f".join(map(str, parts))), big-endian, / 2**64."""
-    data = _SEP.join(map(str, parts)).encode("utf-8", "surrogatepass")
+    return _fraction(_SEP.join(map(str, parts)))
+
+
+def unit3(first: object, second: str, third: str) -> float:
+    """`unit(first, second, third)` joined by an f-string: a third less time than the general
+    join, for the sim's hottest draw (a token's log-probability, once per new prefix and token)."""
+    return _fraction(f"{first}{_SEP}{second}{_SEP}{third}")
+
+
+def _fraction(text: str) -> float:
+    data = text.encode("utf-8", "surrogatepass")
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big") / 2**64
 
 

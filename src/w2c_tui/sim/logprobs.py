@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from hashlib import sha256
 from itertools import accumulate, repeat
 
 from w2c_tui.labels import LABELS
-from w2c_tui.sim.hashing import pick, unit
+from w2c_tui.sim.hashing import pick, unit, unit3
 from w2c_tui.sim.knowledge import bundled_examples
 
 PREFIX_CHARS = 64
@@ -77,9 +76,7 @@ def token_logprob(seed: int, prefix: str, token: str) -> float:
 # tool descriptions: most (prefix, token) pairs were scored a moment ago.
 @lru_cache(maxsize=1 << 17)
 def _token_logprob(seed: int, prefix: str, token: str) -> float:
-    # unit(seed, prefix, token) spelled out: a miss is most of a new context's cost
-    data = f"{seed}\x1f{prefix}\x1f{token}".encode("utf-8", "surrogatepass")
-    u = int.from_bytes(sha256(data).digest()[:8], "big") / 2**64
+    u = unit3(seed, prefix, token)  # a miss is most of a new context's cost
     span = FAVOURED_SPAN if favoured(seed, prefix, token) else NOISE_SPAN
     return HIGHEST - span * u
 

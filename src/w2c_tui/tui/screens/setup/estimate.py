@@ -65,10 +65,8 @@ class EstimateView(ItemLine):
     def recheck_disk(self) -> None:
         """Read again what the run key holds (a launch may have added rows since): the estimate of a
         run key that just completed says 0 requests. The figures shown stay until the read ends."""
-        settings = self._settings
-        if settings is not None and settings.run.run_key.strip():
-            self._finished_key = settings.model_dump_json()
-            self._load_finished(self._finished_key, settings)
+        if self._settings is not None and self._finished_key:  # the key show_for made of these settings
+            self._load_finished(self._finished_key, self._settings)
 
     @background(thread=True, group="estimate-resume")
     def _load_finished(self, key: str, settings: Settings) -> None:

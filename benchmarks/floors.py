@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import http_client_cost as hcc  # noqa: E402
 import sessions_list  # noqa: E402
 import throughput  # noqa: E402
 from w2c_tui.runtime import tune_gc  # noqa: E402
@@ -96,11 +97,6 @@ def sessions_against_sim(imitate: str, pipelines: list[str], concurrency: int, n
 
 def http_floor(concurrency: int, requests: int, rounds: int) -> dict[str, float | str]:
     """Best CPU ms per request of http_client_cost's rows f and e, interleaved round by round."""
-    try:
-        import http_client_cost as hcc
-    except Exception as exc:  # noqa: BLE001 - the transport is being changed: say so, keep the other figures
-        reason = f"http_client_cost.py does not import: {type(exc).__name__}: {exc}"
-        return {"f": reason, "e": reason}
     process, url = throughput.start_sim(FLOOR_HTTP_LATENCY_MS, "vllm")
     best: dict[str, float | str] = {}
     try:

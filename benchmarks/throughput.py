@@ -65,25 +65,7 @@ def start_sim(latency_ms: float, imitate: str) -> tuple[subprocess.Popen, str]:
     if not match:
         process.kill()
         raise SystemExit(f"sim did not start: {line!r}")
-    wait_until_answering(match.group(1), process)
     return process, match.group(1)
-
-
-def wait_until_answering(url: str, process: subprocess.Popen, timeout_s: float = 15.0) -> None:
-    """The sim prints its URL once its socket is bound, before it listens: a client that connects
-    at once can be refused (a launch retries, a bare benchmark client does not)."""
-    import httpx
-
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            httpx.get(url + "/models", timeout=5.0).raise_for_status()
-            return
-        except httpx.HTTPError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise SystemExit(f"sim at {url} does not answer")
-            time.sleep(0.05)
 
 
 def process_cpu_seconds(pid: int) -> float | None:

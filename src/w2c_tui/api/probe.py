@@ -324,16 +324,19 @@ async def list_models(
     short = replace(policy, max_retries=LISTING_ATTEMPTS - 1)
     retries = CallRetries(short, asyncio.sleep, random.Random(), lambda failure, wait: None)
     listing = ModelListing()
+
+    async def attempt() -> ModelListing:
+        nonlocal listing
+        started = time.monotonic()
+        listing = await _list_models_once(client, base_url, token)
+        if listing.cause is not None:
+            raise TransientFailure(listing.cause, listing.describe(), listing.status, time.monotonic() - started)
+        return listing
+
     try:
-        async for attempt in retries.loop():
-            with attempt:
-                started = time.monotonic()
-                listing = await _list_models_once(client, base_url, token)
-                if listing.cause is not None:
-                    raise TransientFailure(listing.cause, listing.describe(), listing.status, time.monotonic() - started)
+        return await retries.run(attempt)
     except TransientFailure:
-        pass  # the last answer stands: it came on every attempt
-    return listing
+        return listing  # the last answer stands: it came on every attempt
 
 
 async def _list_models_once(client: httpx.AsyncClient, base_url: str, token: str | None) -> ModelListing:

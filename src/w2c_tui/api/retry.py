@@ -92,7 +92,7 @@ OnWait = Callable[[TransientFailure, float], None]
 
 
 class CallRetries:
-    """The retries of one call: `async for attempt in retries.loop(): with attempt: ...`.
+    """The retries of one call: `await retries.run(attempt)`.
 
     Each attempt that may pass raises TransientFailure; after the loop gives up, the last
     one propagates and `every_attempt_same()` tells whether every attempt met the same answer.
@@ -108,7 +108,7 @@ class CallRetries:
         self.repeats = 0  # attempts in a row with the same answer as the last one
         self._last: tuple | None = None
 
-    def loop(self) -> AsyncRetrying:
+    def _loop(self) -> AsyncRetrying:
         return AsyncRetrying(
             sleep=self._sleep,
             stop=self._stop,
@@ -126,7 +126,7 @@ class CallRetries:
             return await attempt()
         except TransientFailure as failure:
             first: TransientFailure | None = failure
-        async for retry in self.loop():
+        async for retry in self._loop():
             with retry:
                 if first is not None:
                     failure, first = first, None

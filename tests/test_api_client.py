@@ -538,3 +538,50 @@ async def test_cancelled_request_still_reports_its_end():
         with pytest.raises(asyncio.CancelledError):
             await task
     assert starts == ["vllm"] and ends == [False]
+
+
+class _SlowSender:
+    """A Sender that answers after `seconds` (or never), for the attempt deadline's tests."""
+
+    def __init__(self, seconds: float = 3600.0) -> None:
+        self.seconds = seconds
+        self.started = asyncio.Event()
+
+    async def send(self, method, url, content):
+        from w2c_tui.api.transport import Reply
+
+        self.started.set()
+        await asyncio.sleep(self.seconds)
+        return Reply(200, {"content-type": "application/json"}, json.dumps(ok_chat()).encode())
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_the_attempt_deadline_is_a_timeout_outcome_and_leaves_no_cancel_behind():
+    from w2c_tui.api.attempt import exchange
+
+    outcome = await exchange(_SlowSender(), "POST", LOCAL, {"model": "m"}, True, 0.05)
+    assert outcome.retry_cause == "timeout" and "within 0.05 s" in (outcome.error or "")
+    assert asyncio.current_task().cancelling() == 0  # the task goes on as if nothing happened
+    await asyncio.sleep(0)  # no cancel left pending for the next await
+
+
+async def test_an_answer_within_the_deadline_is_judged_and_its_timer_is_gone():
+    from w2c_tui.api.attempt import exchange
+
+    outcome = await exchange(_SlowSender(0.0), "POST", LOCAL, {"model": "m"}, True, 30.0)
+    assert outcome.ok and outcome.data["choices"]
+    await asyncio.sleep(0.05)
+    assert asyncio.current_task().cancelling() == 0
+
+
+async def test_the_callers_cancel_during_an_attempt_stays_a_cancel_not_a_timeout():
+    from w2c_tui.api.attempt import exchange
+
+    sender = _SlowSender()
+    task = asyncio.create_task(exchange(sender, "POST", LOCAL, {"model": "m"}, True, 30.0))
+    await sender.started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

@@ -419,6 +419,21 @@ def test_an_attempt_counts_as_stuck_only_once_the_usual_time_is_known():
     assert deadlines.deadline(("p", "/chat/completions", "other"), after_timeout=False) == 60.0
 
 
+def test_the_stuck_deadline_forgets_a_slow_answer_once_it_leaves_the_recent_window():
+    from w2c_tui.api.deadline import RECENT
+
+    deadlines = AttemptDeadlines(60.0)
+    key = ("p", "/chat/completions", "m")
+    deadlines.record(key, 12.0)  # the slowest, first in: 3 x 12 = 36 s while it is remembered
+    for _ in range(RECENT - 1):
+        deadlines.record(key, 5.0)
+    assert deadlines.deadline(key, after_timeout=False) == 36.0
+    deadlines.record(key, 4.0)  # pushes the 12 s answer out: the slowest left is 5 s -> 15 s
+    assert deadlines.deadline(key, after_timeout=False) == 15.0
+    deadlines.record(key, 2.0)  # faster ones never lower it below the floor
+    assert deadlines.deadline(key, after_timeout=False) == max(STUCK_FLOOR_SECONDS, 15.0)
+
+
 def _listing_server(answers):
     """An httpx transport answering GET /models with `answers` in turn (the last one repeats)."""
     seen = []

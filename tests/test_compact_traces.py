@@ -236,14 +236,18 @@ def test_a_crash_between_packing_and_removing_the_open_file_duplicates_nothing(t
     assert list(iter_calls(path)) == records and not path.exists()
 
 
-def test_a_damaged_packed_tail_loses_only_the_last_example(tmp_path):
+def test_a_damaged_packed_tail_loses_only_the_last_member(tmp_path):
     path = tmp_path / "calls.jsonl"
-    _write(path, [{"uuid": u, "request": {"prompt": u}, "response": None} for u in "abc"])
+    records = [{"uuid": f"u{i}", "request": {"prompt": f"{i} " + "p" * 20_000}, "response": None} for i in range(8)]
+    _write(path, records)
     pack_calls(path)
     packed = packed_path(path)
+    members = list(call_files._members(packed))
+    assert 1 < len(members) < len(records)  # whole examples gathered into members
+    lost = {json.loads(line)["uuid"] for line in members[-1][2].splitlines()}
     packed.write_bytes(packed.read_bytes()[:-5])
-    assert [r["uuid"] for r in iter_calls(path)] == ["a", "b"]
-    assert CallIndex.build(path).rows("c") == []
+    assert [r["uuid"] for r in iter_calls(path)] == [r["uuid"] for r in records if r["uuid"] not in lost]
+    assert CallIndex.build(path).rows("u7") == [] and CallIndex.build(path).rows("u0") == [records[0]]
 
 
 def test_a_reference_to_a_lost_line_says_so_instead_of_failing(tmp_path):
@@ -527,3 +531,80 @@ def test_an_index_made_before_a_rollover_still_opens_every_call(tmp_path):
     trace.close()
     packing.drain()
     assert index.rows("ex-0") == _by_uuid(records)["ex-0"]
+
+
+# -- members holding several examples ---------------------------------------------------------
+
+def _chat_records(n: int, size: int = 3_000) -> list[dict]:
+    return [{"uuid": f"c{i}", "request": {"messages": [{"role": "user", "content": f"{i} " + "q" * size}]},
+             "response": {"choices": [{"message": {"content": "Answer: 1"}}]}, "latency_ms": 1.0} for i in range(n)]
+
+
+def test_examples_are_gathered_into_members_and_a_large_one_gets_its_own(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    big = {"uuid": "big", "request": {"prompt": "e" * (call_files.MEMBER_BYTES + 1)}, "response": None}
+    records = _chat_records(30) + [big, {**_chat_records(1)[0], "uuid": "last"}]
+    _write(path, records)
+    pack_calls(path)
+    members = [[json.loads(line)["uuid"] for line in blob.splitlines()] for _, _, blob in call_files._members(packed_path(path))]
+    assert [u for m in members for u in m] == [r["uuid"] for r in records]  # call order kept
+    assert ["big"] in members and len(members) < len(records) / 5
+    sizes = [len(blob) for _, _, blob in call_files._members(packed_path(path)) if b'"big"' not in blob]
+    assert max(sizes) <= call_files.MEMBER_BYTES + 4_000  # bounded: what opening one example inflates
+    index = CallIndex.build(path)
+    assert all(index.rows(r["uuid"]) == [r] for r in records[29:])
+    assert list(iter_calls(path)) == records and call_files.trace_damage(path) is None
+
+
+def test_a_trace_packed_one_example_per_member_then_gathered_reads_whole(tmp_path):
+    """Files packed before members gathered examples (one member each, level 6) go on growing."""
+    path = tmp_path / "calls.jsonl"
+    old, new = _chat_records(6), [{**r, "attempt": 2} for r in _chat_records(12)]
+    _write(path, old)
+    call_files.TracePacker(path, level=6, member_bytes=1).pack_file(path)  # the layout written before
+    assert len(list(call_files._members(packed_path(path)))) == len(old)
+    _write(path, new)
+    pack_calls(path)
+    assert len(list(call_files._members(packed_path(path)))) < len(old) + len(new)
+    assert list(iter_calls(path)) == old + new and call_files.trace_damage(path) is None
+    index = CallIndex.build(path)
+    assert index.rows("c3") == [old[3], new[3]] and index.n_lines == len(old) + len(new)
+
+
+def test_a_record_nothing_refers_to_is_stored_as_its_line_with_its_id(tmp_path):
+    path = tmp_path / "calls.jsonl"
+    records = _chat_records(2)
+    _write(path, records)
+    lines = path.read_bytes().splitlines()
+    pack_calls(path)
+    stored = gzip.decompress(packed_path(path).read_bytes()).splitlines()
+    assert stored == [line[:-1] + b',"cid":"%s","ckept":true}' % line_id(line).encode() for line in lines]
+    assert list(iter_calls(path)) == records
+
+
+def test_a_line_with_escapes_is_written_again_and_reads_back_exactly(tmp_path):
+    """An escape could spell the marker or a secret: such a line is looked at (and written) as values."""
+    path = tmp_path / "calls.jsonl"
+    record = {"uuid": "u", "request": {"prompt": "caf\u00e9 \x01" + "z" * 300}, "response": {"text": "ok"}}
+    path.write_bytes(json.dumps(record).encode() + b"\n")  # an old writer: non-ASCII escaped
+    pack_calls(path)
+    [stored] = gzip.decompress(packed_path(path).read_bytes()).splitlines()
+    assert CID.encode() in stored and b"\\u00e9" not in stored
+    assert list(iter_calls(path)) == [record]
+
+
+@pytest.mark.parametrize("one_as_int", [False, True])
+def test_an_echo_whose_top_logprobs_repeat_its_tokens_reads_back_exactly(one_as_int):
+    tokens = [f" t{i}" for i in range(120)]
+    lps = [None] + [-0.5 - i / 7 for i in range(119)]
+    top = [None] + [{t: lp} for t, lp in zip(tokens[1:], lps[1:])]
+    top[5] = {" other": -9.0, tokens[5]: lps[5]}  # a real alternative stays literal
+    if one_as_int:  # equal in Python to 1.0, not in JSON: no entry is rebuilt
+        lps[6], top[6] = 1.0, {tokens[6]: 1}
+    choice = {"text": "".join(tokens), "logprobs": {"tokens": tokens, "token_logprobs": lps, "top_logprobs": top}}
+    record = {"uuid": "u", "request": {"prompt": "p"}, "response": {"choices": [choice, json.loads(json.dumps(choice))]}}
+    encoder = CompactEncoder()
+    compact = encoder.encode(record, "0" * 16, orjson.dumps(record))
+    assert not encoder.literal and (b'"own"' in orjson.dumps(compact)) is not one_as_int
+    [back] = decode_rows([orjson.loads(orjson.dumps(compact))])
+    assert orjson.dumps(back) == orjson.dumps(record)

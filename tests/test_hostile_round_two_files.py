@@ -312,11 +312,12 @@ def test_the_trace_screen_shows_the_damage_line(packed_session):
 
 def test_packing_never_cuts_off_what_follows_a_corrupted_member(tmp_path):
     path = tmp_path / "calls.jsonl"
-    path.write_text("".join(json.dumps({"uuid": u, "request": {"prompt": u}, "response": None}) + "\n" for u in "abcdef"))
-    pack_calls(path)
+    for examples in ("abc", "def"):  # two packings: two members (small examples share one)
+        path.write_text("".join(json.dumps({"uuid": u, "request": {"prompt": u}, "response": None}) + "\n" for u in examples))
+        pack_calls(path)
     packed = packed_path(path)
     data = bytearray(packed.read_bytes())
-    data[20:30] = b"\xff" * 10  # the first member corrupted; five whole members follow
+    data[20:30] = b"\xff" * 10  # the first member corrupted; a whole member follows
     packed.write_bytes(bytes(data))
     path.write_text(json.dumps({"uuid": "g", "request": {}, "response": None}) + "\n")
     with pytest.raises(OSError, match="not appended to"):

@@ -380,3 +380,29 @@ def test_a_resumed_pipeline_counts_the_requests_of_every_launch(sim, tmp_path):
     assert after["usage"]["requests"] == 8  # 6 of the first launch (packed trace) + 2 of the resume
     assert after["usage"] == {k: v for k, v in _trace_sums(paths.calls_file("mcq")).items()} | {"requests_without_usage": 0}
     assert after["usage"]["prompt_tokens"] > before["prompt_tokens"]
+
+
+def test_a_new_pipeline_sums_its_usage_live_and_never_reads_its_trace_back(sim, tmp_path, monkeypatch):
+    import w2c_tui.engine.usage_report as usage_report
+
+    def no_reading(path):
+        raise AssertionError(f"{path} read back: an mcq_logprob trace holds hundreds of KB a call")
+
+    monkeypatch.setattr(usage_report, "book_of_trace", no_reading)
+    config = write_config(
+        tmp_path,
+        sim.base_url,
+        data={"n_per_label": 2},
+        pipelines={"do_llm_judge": True, "do_mcq_logprob": False},
+        mlflow={"enabled": False},
+    )
+    [outcome] = asyncio.run(Launch(load_config(config, environ={}), run_key="live").run())
+    assert outcome.ok
+    paths = outcome.plan.paths
+    for exp_name in ("mcq", "llm_judge"):
+        stored = json.loads(paths.metrics_file(exp_name).read_text())
+        assert stored["usage"]["requests"] >= 6
+        # The live sums are the trace's: the same records, counted by the same code.
+        assert stored["usage"] == _trace_sums(paths.calls_file(exp_name)) | {"requests_without_usage": 0}
+        by_model = book_of_records(iter_calls(paths.calls_file(exp_name), decode=False)).models_dict()
+        assert stored["usage_by_model"] == by_model

@@ -45,11 +45,20 @@ class UsageCounts:
         return self.prompt + self.completion if self.known else None
 
 
+_NOT_REPORTED = UsageCounts()
+
+
 def read_usage(usage: Any) -> UsageCounts:
     """The counts of an answer's `usage`. A missing or null count is 0 beside a present one
     (servers leave completion_tokens out of echo-only answers); neither present: not reported."""
-    if not isinstance(usage, dict) or all(usage.get(key) is None for key in COUNT_KEYS):
-        return UsageCounts()
+    if not isinstance(usage, dict):
+        return _NOT_REPORTED
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if type(prompt) is int and type(completion) is int:  # the usual answer: no need for the general walk below
+        if 0 <= prompt <= MAX_TOKENS_PER_REQUEST and 0 <= completion <= MAX_TOKENS_PER_REQUEST:
+            return UsageCounts(prompt, completion, reported=True)
+    if prompt is None and completion is None:
+        return _NOT_REPORTED
     counts = {}
     for key in COUNT_KEYS:
         value = usage.get(key)

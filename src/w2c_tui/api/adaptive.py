@@ -124,6 +124,13 @@ class AdaptiveConcurrency:
     def waiting(self) -> int:
         return len(self._waiters)
 
+    def try_acquire(self) -> int | None:
+        """A free place taken at once (its ticket), or None when `acquire` must wait for one."""
+        if not self._waiters and self.in_flight < self.limit:
+            self.in_flight += 1
+            return self._ticket()
+        return None
+
     async def acquire(self) -> int:
         """Wait for a free place under the limit, in arrival order; returns the request's ticket."""
         if not self._waiters and self.in_flight < self.limit:

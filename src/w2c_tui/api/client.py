@@ -17,12 +17,12 @@ from w2c_tui.api.compat import CHAT_ENDPOINT, ParameterCompat
 from w2c_tui.api.transport import AiohttpSender, HttpxSender, Sender, Timeouts
 from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
 from w2c_tui.api.pacing import PacingTally
-from w2c_tui.api.token_budget import estimate_tokens, used_tokens
-from w2c_tui.usage_values import read_usage
+from w2c_tui.api.token_budget import estimate_tokens
+from w2c_tui.usage_values import UsageCounts, read_usage
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.providers import route as route_model
-from w2c_tui.redaction import redact_text, register_secrets
+from w2c_tui.redaction import needles_of, redact_with, register_secrets
 from w2c_tui.api.results import ChatResult, chat_result
 from w2c_tui.api.deadline import AttemptDeadlines
 from w2c_tui.api.retry import (
@@ -35,7 +35,7 @@ from w2c_tui.api.retry import (
     permanent_error_message,
     server_error_message,
 )
-from w2c_tui.api.trace import CallContext, build_record
+from w2c_tui.api.trace import CallContext, CallRecords
 
 COMPLETIONS_ENDPOINT = "/completions"
 TOKENIZE_ENDPOINT = "/tokenize"
@@ -59,6 +59,13 @@ class _Provider:
     tokenize_url: str | None = None
     has_tokenize: bool = True
     usage: dict[str, int] = field(default_factory=lambda: {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0})
+    urls: dict[str, str] = field(default_factory=dict)  # endpoint -> its URL under the base URL, made once
+
+    def url_of(self, endpoint: str) -> str:
+        url = self.urls.get(endpoint)
+        if url is None:
+            url = self.urls[endpoint] = endpoint_url(self.settings.base_url, endpoint)
+        return url
 
 
 @dataclass(slots=True)
@@ -112,7 +119,10 @@ class ApiClient:
         self._rng = rng or random.Random()
         self._secrets = tuple(dict.fromkeys([*(p.token for p in providers if p.token), *(s for s in secrets if s)]))
         register_secrets(self._secrets)
+        self._needles = needles_of(self._secrets)
+        self._records = CallRecords(self._secrets)
         self._active: dict[str, _Provider] = {}
+        self._routes: dict[str, ProviderSettings] = {}
         self._pacing: dict[str, PacingTally] = {}  # kept after close: the session reports it at its end
         self._closed = False
 
@@ -131,7 +141,10 @@ class ApiClient:
     # Routing
 
     def route(self, model: str) -> ProviderSettings:
-        return route_model(model, self.providers)
+        settings = self._routes.get(model)
+        if settings is None:  # once per model: the providers do not change over a client's life
+            settings = self._routes[model] = route_model(model, self.providers)
+        return settings
 
     def provider_of(self, model: str) -> ProviderSettings:
         """Same as `route`; pipelines read `.name` from it to key per-provider capabilities."""
@@ -302,18 +315,19 @@ class ApiClient:
         the concurrency slot so that a waiting call does not block others.
         """
         name = provider.settings.name
-        call = _CallState(url or endpoint_url(provider.settings.base_url, endpoint), (name, endpoint, model))
+        call = _CallState(url or provider.url_of(endpoint), (name, endpoint, model))
+        args = (provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses)
+        try:  # the first attempt as `CallRetries.run` makes it, without setting up retries most calls never need
+            return await self._attempt(*args)
+        except TransientFailure as failure:
+            first = failure
 
         def on_wait(failure: TransientFailure, seconds: float) -> None:
             self.observer.on_retry_wait(name, failure.cause, seconds, ctx)
 
         retries = CallRetries(self.policy, self._sleep, self._rng, on_wait)
         try:
-            return await retries.run(
-                lambda: self._attempt(
-                    provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses
-                )
-            )
+            return await retries.after(first, lambda: self._attempt(*args))
         except TransientFailure as failure:
             if failure.bad_kind is not None and retries.every_attempt_same():
                 # The same page (or redirect) every time: the base URL is wrong, not the moment.
@@ -341,9 +355,13 @@ class ApiClient:
             call.attempts += 1
             sent = provider.compat.apply(body, endpoint) if body is not None else None
             deadline = self._deadlines.deadline(call.key, call.timed_out)
-            # Only generations count against a token budget (not /tokenize or /models).
-            slot = provider.limits.slot(estimate_tokens(sent) if expect_choices else 0)
-            async with slot:
+            # Only generations count against a token budget (not /tokenize or /models); without
+            # a budget the estimate would be thrown away, so it is not made.
+            limits = provider.limits
+            slot = limits.slot(estimate_tokens(sent) if expect_choices and limits.tokens is not None else 0)
+            if not slot.take_now():  # a place free at once, no budget to wait for: no coroutine to enter
+                await slot.__aenter__()
+            try:
                 observer.on_request_start(name)
                 try:
                     outcome = await exchange(provider.http, method, call.url, sent, expect_choices, deadline)
@@ -353,13 +371,18 @@ class ApiClient:
                 except BaseException:
                     observer.on_request_end(name, 0.0, False)
                     raise
-                slot.finish(outcome.status, outcome.ok, used_tokens(outcome.data) if outcome.ok else None)
+                # Read once: the token budget, the client's sums (a count that cannot be true is
+                # unknown, never summed, nor a TypeError).
+                counts = _usage_counts(outcome.data) if outcome.ok else None
+                slot.finish(outcome.status, outcome.ok, counts.total if counts is not None else None)
+            finally:
+                slot.leave()
             observer.on_request_end(name, outcome.latency_ms, outcome.ok)
             self._paced(provider, slot, ctx)
 
-            if outcome.ok:
+            if counts is not None:
                 self._deadlines.record(call.key, outcome.latency_ms / 1000.0)
-                self._count_usage(provider, outcome.data)
+                self._count_usage(provider, counts)
                 self._report(provider, endpoint, model, settings, ctx, call.attempts, sent, outcome, None)
                 observer.on_response(name, endpoint, model, outcome.data, outcome.headers, ctx)
                 return _Success(outcome.data, outcome.latency_ms, call.attempts)
@@ -414,7 +437,7 @@ class ApiClient:
         outcome: Outcome,
         retry_cause: str | None,
     ) -> None:
-        record = build_record(
+        record = self._records.build(
             provider=provider.settings.name,
             base_url=provider.settings.base_url,
             model=model,
@@ -428,7 +451,6 @@ class ApiClient:
             status=outcome.status,
             latency_ms=outcome.latency_ms,
             retry_cause=retry_cause,
-            secrets=self._secrets,
             raw=outcome.content,
             raw_is_json=outcome.strict_json,
         )
@@ -444,16 +466,20 @@ class ApiClient:
         return PermanentApiError(name, outcome.status, self._redact(message), url)
 
     def _redact(self, text: str | None) -> str | None:
-        return redact_text(text, self._secrets) if text else text
+        return redact_with(text, self._needles) if text else text
 
     @staticmethod
-    def _count_usage(provider: _Provider, data: Any) -> None:
-        usage = data.get("usage") if isinstance(data, dict) else None
+    def _count_usage(provider: _Provider, known: UsageCounts) -> None:
         counts = provider.usage
         counts["requests"] += 1
-        known = read_usage(usage)  # a count that cannot be true is unknown, never summed (nor a TypeError)
-        counts["prompt_tokens"] += known.prompt if known.known else 0
-        counts["completion_tokens"] += known.completion if known.known else 0
+        if known.known:
+            counts["prompt_tokens"] += known.prompt
+            counts["completion_tokens"] += known.completion
+
+
+def _usage_counts(data: Any) -> UsageCounts:
+    """The token counts of an answer's `usage`, as `usage_values.read_usage` believes them."""
+    return read_usage(data.get("usage") if isinstance(data, dict) else None)
 
 
 def tokenize_urls(base_url: str) -> list[str]:

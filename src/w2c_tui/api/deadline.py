@@ -23,17 +23,26 @@ class AttemptDeadlines:
     def __init__(self, timeout_seconds: float) -> None:
         self.timeout_seconds = timeout_seconds
         self._latencies: dict[tuple, collections.deque[float]] = {}
+        # Per key, the slowest of its recent answers, kept up to date by `record` so that
+        # asking, once per attempt, does not scan the last RECENT answers.
+        self._slowest: dict[tuple, float] = {}
 
     def record(self, key: tuple, seconds: float) -> None:
         """A successful answer took `seconds`."""
         recent = self._latencies.get(key)
         if recent is None:
             recent = self._latencies[key] = collections.deque(maxlen=RECENT)
+        dropped = recent[0] if len(recent) == RECENT else None
         recent.append(seconds)
+        slowest = self._slowest.get(key)
+        if slowest is None or seconds >= slowest:
+            self._slowest[key] = seconds
+        elif dropped is not None and dropped >= slowest:  # the slowest one just left the window
+            self._slowest[key] = max(recent)
 
     def deadline(self, key: tuple, after_timeout: bool) -> float:
         """Seconds the next attempt for `key` may take; the full timeout after one that timed out."""
         recent = self._latencies.get(key)
         if after_timeout or recent is None or len(recent) < MIN_SAMPLES:
             return self.timeout_seconds
-        return min(self.timeout_seconds, max(STUCK_FLOOR_SECONDS, STUCK_FACTOR * max(recent)))
+        return min(self.timeout_seconds, max(STUCK_FLOOR_SECONDS, STUCK_FACTOR * self._slowest[key]))

@@ -167,6 +167,18 @@ class Slot:
         # A refused request cost nothing; an answer without `usage` keeps its estimate.
         self.used = used_tokens if ok else (0 if status is not None and status >= 400 else None)
 
+    def take_now(self) -> bool:
+        """Take the place without waiting when one is free and no budget applies (most requests);
+        False: `await slot.__aenter__()` (or `async with slot`) instead. Leave with `leave()`."""
+        limits = self._limits
+        if limits._spacing is not None or (limits.tokens is not None and self.tokens):
+            return False
+        ticket = limits.concurrency.try_acquire()
+        if ticket is None:
+            return False
+        self.ticket = ticket
+        return True
+
     async def __aenter__(self) -> Slot:
         limits = self._limits
         started = limits._clock()
@@ -186,6 +198,10 @@ class Slot:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self.leave()
+
+    def leave(self) -> None:
+        """Give the place back (what leaving `async with slot` does)."""
         limits = self._limits
         if limits.tokens is not None and self.reserved and self.used is not None:
             limits.tokens.settle(self.reserved, self.used)

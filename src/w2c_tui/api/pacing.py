@@ -30,9 +30,12 @@ class PacingTally:
 
     def add(self, slot: Slot) -> None:
         self.requests += 1
-        self.overloads += slot.verdict == OVERLOAD
-        self.slot_wait_seconds += slot.slot_wait
-        self.budget_wait_seconds += slot.budget_wait
+        if slot.verdict == OVERLOAD:
+            self.overloads += 1
+        if slot.slot_wait:
+            self.slot_wait_seconds += slot.slot_wait
+        if slot.budget_wait:
+            self.budget_wait_seconds += slot.budget_wait
         change = slot.change
         if change is not None:
             if change.new < change.old:
@@ -40,9 +43,11 @@ class PacingTally:
             else:
                 self.increases += 1
         # Another launch may have moved the shared limit: read it, not only our changes.
-        limit = self.limits.limit
-        self.min_limit = min(self.min_limit, limit)
-        self.max_limit = max(self.max_limit, limit)
+        limit = self.limits.concurrency.limit
+        if limit < self.min_limit:
+            self.min_limit = limit
+        elif limit > self.max_limit:
+            self.max_limit = limit
 
     def summary(self) -> dict[str, Any]:
         """This client's requests, refusals and waits, and the provider's live limit."""

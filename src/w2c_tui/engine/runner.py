@@ -22,7 +22,7 @@ from w2c_tui.engine.finalize import (
 from w2c_tui.engine.plan import SessionPlan
 from w2c_tui.engine.state import PipelineProgress, RunState
 from w2c_tui.engine.pacing import record_pacing
-from w2c_tui.engine.usage_report import pipeline_usage
+from w2c_tui.engine.usage_report import pipeline_usage, usage_before_launch
 from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines import pipeline_class
@@ -31,6 +31,7 @@ from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, RUNNING
 from w2c_tui.session import kinds
 from w2c_tui.store.audit import AuditLog
 from w2c_tui.store.jsonl import StorageError
+from w2c_tui.store.usage import UsageBook
 from w2c_tui.session.models import DoneMarker
 from w2c_tui.store.session import is_done, mark_done
 
@@ -67,6 +68,7 @@ class SessionRunner:
         self.capabilities = LogprobFindings()
         self.audit_logs = {} if audit_logs is None else audit_logs  # shared with whoever reports per exp_name
         self._tasks: list[asyncio.Task] = []
+        self._usage_before: dict[str, UsageBook | None] = {}  # exp_name -> its earlier launches' usage
 
     def _context(self, exp_name: str) -> PipelineContext:
         settings = self.loaded.settings
@@ -138,6 +140,8 @@ class SessionRunner:
             progress.status = RUNNING
             progress.started_at = progress.clock()
             pipeline.prepare(pending)
+            # Before its first call: the trace then holds only earlier launches' calls.
+            self._usage_before[pipeline.exp_name] = await asyncio.to_thread(usage_before_launch, self.plan.paths, pipeline.exp_name)
             await self._work(pipeline, pending, progress)
             if progress.failed and progress.done == progress.resumed and set(progress.failure_causes) <= REFUSALS:
                 # Not one answer, and every request refused outright: a resume would be refused again.
@@ -275,7 +279,9 @@ class SessionRunner:
         metrics["complete"] = complete
         metrics["status"] = progress.status  # so readers tell cancelled and failed from partial
         ran = progress.finished_at - progress.started_at if progress.started_at and progress.finished_at else None
-        metrics.update(pipeline_usage(paths, pipeline.exp_name, self.loaded.settings, ran))
+        before = self._usage_before.get(pipeline.exp_name)
+        this_launch = self.state.usage.book(pipeline.exp_name) if before is not None else None
+        metrics.update(pipeline_usage(paths, pipeline.exp_name, self.loaded.settings, ran, before=before, this_launch=this_launch))
         metrics["pacing"] = record_pacing(pipeline.ctx.audit, self.client.pacing())
         write_summaries(paths, pipeline.exp_name, metrics, set(rows) & wanted)
         if complete and not is_done(paths, pipeline.exp_name):

@@ -1,8 +1,12 @@
-"""Usage and cost of a pipeline for metrics.json, summed from its call trace on disk.
+"""Usage and cost of a pipeline for metrics.json: what its calls of every launch used.
 
-The trace is the source of truth, so a resumed session counts the requests of every
-launch, not only of the last one. Elapsed time is kept the same way: each launch that ran
-the pipeline adds its own time to what metrics.json held before.
+A resumed session counts the requests of every launch, not only of the last one: the calls
+of earlier launches are summed from the pipeline's call trace as this launch finds it
+(`usage_before_launch`, read before its first call), this launch's from its live book
+(`RunState.usage`, filled from the same records as they are written). A new pipeline's
+trace is then never read back: an `mcq_logprob` trace holds hundreds of KB of echo a call.
+Elapsed time is kept the same way: each launch that ran the pipeline adds its own time to
+what metrics.json held before.
 """
 
 from __future__ import annotations
@@ -10,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from w2c_tui.config.schema import Settings
+from w2c_tui.store.call_files import has_trace
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import SessionPaths
-from w2c_tui.store.usage import Price, book_of_trace, usage_metrics
+from w2c_tui.store.usage import Price, UsageBook, book_of_trace, usage_metrics
 
 
 def price_table(settings: Settings) -> dict[str, Price]:
@@ -22,16 +27,43 @@ def price_table(settings: Settings) -> dict[str, Price]:
     }
 
 
+def usage_before_launch(paths: SessionPaths, exp_name: str) -> UsageBook | None:
+    """What the pipeline's calls of earlier launches used (blocking: reads its trace, if any).
+
+    None when the trace cannot be read now: finalize then sums the whole trace instead.
+    """
+    path = paths.calls_file(exp_name)
+    if not has_trace(path):
+        return UsageBook()
+    try:
+        return book_of_trace(path)
+    except OSError:
+        return None
+
+
 def pipeline_usage(
-    paths: SessionPaths, exp_name: str, settings: Settings, ran_seconds: float | None = None
+    paths: SessionPaths,
+    exp_name: str,
+    settings: Settings,
+    ran_seconds: float | None = None,
+    *,
+    before: UsageBook | None = None,
+    this_launch: UsageBook | None = None,
 ) -> dict[str, Any]:
     """`usage`, `usage_by_model`, `cost` (when priced) and `elapsed_seconds` of one pipeline.
 
-    Blocking: reads its trace. `ran_seconds` is this launch's time on it (None: it did not run).
+    `before` and `this_launch`: the books of earlier launches and of this one; without both
+    the whole trace is read (blocking). `ran_seconds` is this launch's time on it (None: it did not run).
     """
-    entry = usage_metrics(book_of_trace(paths.calls_file(exp_name)), price_table(settings))
-    before = (read_json(paths.metrics_file(exp_name)) or {}).get("elapsed_seconds")
-    before = before if isinstance(before, (int, float)) and not isinstance(before, bool) else None
-    if ran_seconds is not None or before is not None:
-        entry["elapsed_seconds"] = round((before or 0.0) + (ran_seconds or 0.0), 3)
+    if before is not None and this_launch is not None:
+        book = UsageBook()
+        book.merge(before)
+        book.merge(this_launch)
+    else:
+        book = book_of_trace(paths.calls_file(exp_name))
+    entry = usage_metrics(book, price_table(settings))
+    previous = (read_json(paths.metrics_file(exp_name)) or {}).get("elapsed_seconds")
+    previous = previous if isinstance(previous, (int, float)) and not isinstance(previous, bool) else None
+    if ran_seconds is not None or previous is not None:
+        entry["elapsed_seconds"] = round((previous or 0.0) + (ran_seconds or 0.0), 3)
     return entry

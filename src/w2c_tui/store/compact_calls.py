@@ -63,7 +63,7 @@ def _shared_prefix(a: Any, b: Any) -> int:
 def _same_json(a: list[Any], b: list[Any]) -> bool:
     """Equal as JSON, not only as Python values: 1 == 1.0, 0.0 == -0.0 and {a, b} == {b, a} are not."""
     try:
-        return orjson.dumps(a) == orjson.dumps(b)
+        return orjson.dumps(a) == orjson.dumps(b)  # in C: faster than looking at the items' types
     except TypeError:
         return False
 
@@ -97,15 +97,26 @@ class _Encoder:
         self.cid = cid
         self.slot = 0
         self.added: list[tuple[str, int, Any]] = []
+        self.changed = False  # a reference or an own `top_logprobs` was written
 
     def _register(self, value: Any) -> None:
         self.added.append((self.cid, self.slot, value))
         self.slot += 1
 
     def encode(self, value: Any) -> Any:
+        # Scalars and short strings are copied without a call: a chat record is mostly those.
         if isinstance(value, dict):
-            own = _own_top_logprobs(value)
-            return {k: {MARK: {OWN: self.encode(own)}} if k == TOP and own is not None else self.encode(v) for k, v in value.items()}
+            own = _own_top_logprobs(value) if TOP in value else None
+            out = {}
+            for k, v in value.items():
+                if k == TOP and own is not None:
+                    self.changed = True
+                    out[k] = {MARK: {OWN: self.encode(own)}}
+                elif isinstance(v, (dict, list)) or (isinstance(v, str) and len(v) >= MIN_STR):
+                    out[k] = self.encode(v)
+                else:
+                    out[k] = v
+            return out
         eligible = _eligible(value)
         if eligible:
             # The longest prefix among earlier records of the example and earlier values of this record.
@@ -113,9 +124,13 @@ class _Encoder:
             if match is not None:
                 cid, slot, n = match
                 self._register(value)
+                self.changed = True
                 return {MARK: [cid, slot, n, value[n:]]}
         if isinstance(value, list) and len(value) <= RECURSE_LIMIT:
-            encoded = [self.encode(v) for v in value]
+            encoded = [
+                self.encode(v) if isinstance(v, (dict, list)) or (isinstance(v, str) and len(v) >= MIN_STR) else v
+                for v in value
+            ]
         else:
             encoded = value
         if eligible:
@@ -198,11 +213,16 @@ class CompactEncoder:
 
     def __init__(self) -> None:
         self._pools: OrderedDict[str, _Pool] = OrderedDict()
+        #: the last record made compact holds its values as they were (nothing referred to) and
+        #: its `line` was looked at whole (no escape in it): that line with `cid` (and `ckept`)
+        #: added is the compact record, which need not be written again
+        self.literal = False
 
     def encode(self, record: dict[str, Any], cid: str, line: bytes | None = None) -> dict[str, Any]:
         """The record with its request and response compact, under the id `cid` (unique in its
         file); the record itself when that cannot be done safely. `line`: the JSON the record
         was read from, looked at instead of writing a 400 KB echo again only to look at it."""
+        self.literal = False
         uuid = record.get("uuid")
         if not isinstance(uuid, str):
             return record
@@ -215,8 +235,10 @@ class CompactEncoder:
                 raw_response = orjson.dumps(body)  # a Fragment (a body kept verbatim): its bytes as received
                 response = orjson.loads(raw_response) if isinstance(body, orjson.Fragment) else body
                 dumped = orjson.dumps(request) + raw_response
+            whole_line = dumped is line
             if b"\\u" in dumped:  # an escape could spell the marker or a secret: look at the values as we would write them
                 dumped = orjson.dumps([request, response])
+                whole_line = False
             if _MARK_BYTES in dumped:
                 return record  # a value already uses the marker key: keep it literal
             keep = len(dumped) <= KEEP_BYTES  # an echo of 400 KB is not kept: memory, and no later record repeats it
@@ -237,6 +259,7 @@ class CompactEncoder:
         compact["request"] = encoder.encode(request)
         compact["response"] = encoder.encode(response)
         compact[CID] = cid
+        self.literal = whole_line and not encoder.changed
         if keep:
             compact[KEPT] = True
             pool.entries.extend(encoder.added)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from w2c_tui import jsoncodec
-from w2c_tui.redaction import scrub
+from w2c_tui.redaction import scrub, scrub_bytes
 
 FSYNC_INTERVAL_SECONDS = 1.0
 
@@ -25,6 +25,11 @@ FSYNC_INTERVAL_SECONDS = 1.0
 def dumps(row: dict[str, Any]) -> str:
     """One line of JSON with every known secret scrubbed out (non-finite floats become null)."""
     return scrub(jsoncodec.dumps(row))
+
+
+def dumps_line(row: dict[str, Any]) -> bytes:
+    """`dumps(row)` and a newline, as UTF-8: what `JsonlAppender.append` writes."""
+    return scrub_bytes(jsoncodec.dumps_bytes(row)) + b"\n"
 
 
 class StorageError(OSError):
@@ -85,7 +90,7 @@ class JsonlAppender:
                 self._write(b"\n")
 
     def append(self, row: dict[str, Any]) -> None:
-        line = (dumps(row) + "\n").encode("utf-8")
+        line = dumps_line(row)
         with self._lock:
             self._write(line)
             now = time.monotonic()
@@ -95,10 +100,12 @@ class JsonlAppender:
     def _write(self, data: bytes) -> None:
         start = self._size
         try:
-            view = memoryview(data)
-            while view:
-                written = self._fh.write(view)
-                view = view[written:]
+            written = self._fh.write(data)  # almost always the whole line at once
+            if written != len(data):
+                view = memoryview(data)[written or 0:]
+                while view:
+                    written = self._fh.write(view)
+                    view = view[written or 0:]
         except OSError as exc:
             with contextlib.suppress(OSError):  # leave no half row behind (shrinking works on a full disk)
                 self._fh.truncate(start)

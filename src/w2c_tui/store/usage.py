@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from w2c_tui.usage_values import read_usage
+from w2c_tui.usage_values import UsageCounts, read_usage
 from w2c_tui.store.call_files import iter_calls
 
 GENERATION_ENDPOINTS = ("/chat/completions", "/completions")
@@ -45,8 +45,11 @@ class Usage:
 
     def add_answer(self, endpoint: str | None, usage: Any) -> str | None:
         """Count one answered request; returns what made its usage implausible, if it was."""
+        return self.add_counts(endpoint, read_usage(usage))
+
+    def add_counts(self, endpoint: str | None, counts: UsageCounts) -> str | None:
+        """`add_answer` with the usage already read (`usage_values.read_usage`)."""
         self.requests += 1
-        counts = read_usage(usage)
         if counts.known:
             self.prompt_tokens += counts.prompt
             self.completion_tokens += counts.completion
@@ -103,11 +106,17 @@ class UsageBook:
         implausible when it did (those tokens count as unknown), else None."""
         if not is_answered(record):
             return None
-        endpoint, usage = record.get("endpoint"), record.get("usage")
+        endpoint, counts = record.get("endpoint"), read_usage(record.get("usage"))  # read once for both sums
         model = str(record.get("model") or "?")
-        problem = self.total.add_answer(endpoint, usage)
-        self.by_model.setdefault(model, Usage()).add_answer(endpoint, usage)
-        self.roles.setdefault(model, set()).add(role_of(record))
+        problem = self.total.add_counts(endpoint, counts)
+        by_model = self.by_model.get(model)
+        if by_model is None:
+            by_model = self.by_model[model] = Usage()
+        by_model.add_counts(endpoint, counts)
+        roles = self.roles.get(model)
+        if roles is None:
+            roles = self.roles[model] = set()
+        roles.add(role_of(record))
         return problem
 
     def merge(self, other: "UsageBook") -> None:
@@ -225,6 +234,14 @@ class LiveUsage:
                 session.merge(book)
                 pipelines[exp_name] = book.total.as_dict()
         return {"total": session.total.as_dict(), "by_model": session.models_dict(), "pipelines": pipelines}
+
+    def book(self, exp_name: str) -> UsageBook:
+        """A copy of one pipeline's book (empty before its first answered call)."""
+        copy = UsageBook()
+        with self._lock:
+            if exp_name in self._books:
+                copy.merge(self._books[exp_name])
+        return copy
 
 
 # -- a finished session ----------------------------------------------------------------------

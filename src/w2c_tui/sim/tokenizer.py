@@ -22,6 +22,7 @@ import re
 import threading
 from bisect import bisect_right
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import accumulate
 
 PIECE = re.compile(r" [^\W\d_]{1,7}|[^\W\d_]{1,8}|\d{1,8}|.", re.DOTALL)
@@ -71,7 +72,10 @@ def common_prefix_length(a: Sequence, b: Sequence) -> int:
     return low
 
 
+@lru_cache(maxsize=1024)
 def count_tokens(text: str) -> int:
+    # Cached: a chat request's system prompt (the example's tools) comes back with every
+    # pipeline and retry, and splitting it is most of the sim's work for a chat answer.
     return len(PIECE.findall(text))
 
 

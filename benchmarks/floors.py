@@ -1,14 +1,15 @@
 """Every figure of issue 25 beside its floor and its goal, in one run.
 
-    .venv/bin/python benchmarks/floors.py                 # the full run (~2.5 min on the 2-core machine)
+    .venv/bin/python benchmarks/floors.py                 # the full run (~5 min on the 2-core machine)
     .venv/bin/python benchmarks/floors.py --quick         # fewer examples, rounds and repeats (~1 min)
     .venv/bin/python benchmarks/floors.py --keep /tmp/w2c-sessions   # keep (and reuse) the synthetic sessions
 
 Prints one markdown table, figure | measured | floor | goal | met?, from the other scripts'
 functions, all in this process's run (this machine is shared: a goal is a count or a ratio
 taken here, not a wall time from another day):
-1. `throughput.measure`, a whole session against `w2c-tui sim` (latency 200 ms, C=32): requests
-   per example, efficiency (achieved req/s / (C / latency)) and the client's CPU per request,
+1. `throughput.measure`, whole sessions against `w2c-tui sim` (latency 200 ms, C=32; the median
+   of 3 rounds, the pipelines taking turns): requests per example, efficiency (achieved req/s /
+   (C / latency)) and the client's CPU per request,
    for mcq, mcq_logprob and llm_judge against the sim imitating vLLM (token ids in the echo);
    requests per example of mcq_logprob against the sim imitating a vLLM gateway (no
    /tokenize), an older vLLM (no ids in the echo: the /tokenize path) and llama-cpp-python
@@ -66,29 +67,38 @@ def log(message: str) -> None:
 
 
 def sessions_against_sim(imitate: str, pipelines: list[str], concurrency: int, n_examples: int,
-                         warm: bool) -> dict[str, Result]:
-    """One fresh session per pipeline against a sim of these conventions; a refusal is kept as its reason."""
+                         warm: bool, rounds: int = 1) -> dict[str, Result]:
+    """Fresh sessions of each pipeline against a sim of these conventions, the pipelines taking
+    turns `rounds` times; each figure is the median of its rounds (one slow round on this shared
+    machine says more about the neighbours than about the client). A refusal is kept as its reason."""
     process, url = throughput.start_sim(LATENCY_MS, imitate)
     results: dict[str, Result] = {}
     try:
         with tempfile.TemporaryDirectory(prefix="w2c-floors-") as tmp:
-            for pipeline in pipelines:
-                folder = Path(tmp) / pipeline
-                folder.mkdir()
-                if warm:  # a short uncounted session first: a pipeline's first session imports its modules
-                    (folder / "warm").mkdir()
+            measured: dict[str, list[dict[str, Any]]] = {pipeline: [] for pipeline in pipelines}
+            for number in range(rounds):
+                for pipeline in pipelines:
+                    if pipeline in results:
+                        continue  # refused: asking again gives the same reason
+                    folder = Path(tmp) / f"{pipeline}-{number}"
+                    folder.mkdir()
+                    if warm and number == 0:  # a short uncounted session first: a pipeline's first session imports its modules
+                        (folder / "warm").mkdir()
+                        try:
+                            throughput.measure(url, pipeline, 1, 4, folder / "warm", process.pid)
+                        except Exception as exc:  # noqa: BLE001 - the counted session below reports it
+                            log(f"{imitate} {pipeline} warm-up: {type(exc).__name__}: {exc}")
                     try:
-                        throughput.measure(url, pipeline, 1, 4, folder / "warm", process.pid)
-                    except Exception as exc:  # noqa: BLE001 - the counted session below reports it
-                        log(f"{imitate} {pipeline} warm-up: {type(exc).__name__}: {exc}")
-                try:
-                    row = throughput.measure(url, pipeline, concurrency, n_examples, folder, process.pid)
-                    row["efficiency"] = throughput.efficiency(row, LATENCY_MS / 1000.0)
-                    row["parse_floor_ms"], row["body_kb"] = parse_floor(folder)
-                    results[pipeline] = row
-                except Exception as exc:  # noqa: BLE001 - a refused convention is a figure too
-                    results[pipeline] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                log(f"{imitate} {pipeline}: {results[pipeline]}")
+                        row = throughput.measure(url, pipeline, concurrency, n_examples, folder, process.pid)
+                        row["efficiency"] = throughput.efficiency(row, LATENCY_MS / 1000.0)
+                        row["parse_floor_ms"], row["body_kb"] = parse_floor(folder)
+                        measured[pipeline].append(row)
+                    except Exception as exc:  # noqa: BLE001 - a refused convention is a figure too
+                        results[pipeline] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    log(f"{imitate} {pipeline} round {number + 1}: {results.get(pipeline) or measured[pipeline][-1]}")
+            for pipeline, rows in measured.items():
+                if pipeline not in results:
+                    results[pipeline] = throughput.median_rows([[row] for row in rows])[0]
     finally:
         process.terminate()
         process.wait()
@@ -280,12 +290,14 @@ def main() -> None:
     args = parser.parse_args()
     tune_gc()  # as `w2c-tui run` does
     c = args.concurrency
-    waves, other_waves, http_requests, http_rounds, repeats, screen_repeats = (
-        (4, 1, 500, 1, 2, 2) if args.quick else (16, 4, 1500, 3, 5, 3))  # screen: its first repeat imports the app
+    waves, other_waves, session_rounds, http_requests, http_rounds, repeats, screen_repeats = (
+        (4, 1, 1, 500, 1, 2, 2) if args.quick else (16, 4, 3, 1500, 3, 5, 3))  # screen: its first repeat imports the app
     started, load_before = datetime.datetime.now(datetime.timezone.utc), os.getloadavg()
 
-    log(f"1/3 sessions against the sim (C={c}, {c * waves} examples each; other conventions {c * other_waves})")
-    main_rows = sessions_against_sim("vllm", ["mcq", "mcq_logprob", "llm_judge"], c, c * waves, warm=True)
+    log(f"1/3 sessions against the sim (C={c}, {c * waves} examples each, median of {session_rounds} rounds; "
+        f"other conventions {c * other_waves})")
+    main_rows = sessions_against_sim("vllm", ["mcq", "mcq_logprob", "llm_judge"], c, c * waves, warm=True,
+                                     rounds=session_rounds)
     others: dict[str, Result] = {}
     for imitate in CONVENTIONS:
         others[imitate] = sessions_against_sim(imitate, ["mcq_logprob"], c, c * other_waves, warm=False)["mcq_logprob"]

@@ -177,11 +177,11 @@ def measure_rows(args: argparse.Namespace) -> list[dict]:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            # A short session first, not counted: the first session of a process imports the engine.
-            warm = Path(tmp) / "warm"
-            warm.mkdir()
-            measure(url, args.pipelines[0], 1, 4, warm, process.pid)
             for pipeline in args.pipelines:
+                # A short session first, not counted: a pipeline's first session imports its modules.
+                warm = Path(tmp) / f"warm_{pipeline}"
+                warm.mkdir()
+                measure(url, pipeline, 1, 4, warm, process.pid)
                 for concurrency in args.concurrency:
                     n = max(20, concurrency * args.waves)
                     row = measure(url, pipeline, concurrency, n, Path(tmp), process.pid)

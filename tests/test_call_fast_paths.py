@@ -1,4 +1,4 @@
-"""The per-call shortcuts of redaction and call records give what the plain forms give (issue 25)."""
+"""The per-call shortcuts (redaction, call records, a free concurrency slot) give what the plain forms give (issue 25)."""
 
 from __future__ import annotations
 

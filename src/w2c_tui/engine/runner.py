@@ -139,9 +139,9 @@ class SessionRunner:
                 return
             progress.status = RUNNING
             progress.started_at = progress.clock()
-            pipeline.prepare(pending)
-            # Before its first call: the trace then holds only earlier launches' calls.
+            # Before anything of this launch can call: the trace then holds only earlier launches' calls.
             self._usage_before[pipeline.exp_name] = await asyncio.to_thread(usage_before_launch, self.plan.paths, pipeline.exp_name)
+            pipeline.prepare(pending)
             await self._work(pipeline, pending, progress)
             if progress.failed and progress.done == progress.resumed and set(progress.failure_causes) <= REFUSALS:
                 # Not one answer, and every request refused outright: a resume would be refused again.

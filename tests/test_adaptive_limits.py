@@ -13,7 +13,8 @@ from configs import write_config
 from w2c_tui.api import ApiClient, ProviderSettings
 from w2c_tui.api.adaptive import NEUTRAL, OK, OVERLOAD, OVERLOAD_COUNT, WINDOW, AdaptiveConcurrency, verdict_for
 from w2c_tui.api.limits import Pacing, ProviderLimits
-from w2c_tui.api.token_budget import TokenBudget, estimate_tokens, used_tokens
+from w2c_tui.api.token_budget import TokenBudget, estimate_tokens
+from w2c_tui.usage_values import answer_usage
 from w2c_tui.config import load_config
 from w2c_tui.engine.launch import Launch
 from w2c_tui.engine.pacing import PacingAudit, record_pacing
@@ -243,8 +244,8 @@ def test_token_estimates_and_usage():
     assert estimate_tokens(chat) == 10 + 3 + 8
     assert estimate_tokens({"prompt": ["a" * 8, [1, 2, 3]], "max_tokens": 1}) == 2 + 3 + 2
     assert estimate_tokens({"prompt": [5, 6, 7, 8]}) == 4
-    assert used_tokens({"usage": {"prompt_tokens": 12, "completion_tokens": 3}}) == 15
-    assert used_tokens({"usage": None}) is None and used_tokens([]) is None
+    assert answer_usage({"usage": {"prompt_tokens": 12, "completion_tokens": 3}}).total == 15
+    assert answer_usage({"usage": None}).total is None and answer_usage([]).total is None
 
 
 async def test_a_slot_reserves_tokens_and_settles_them_from_the_answer():

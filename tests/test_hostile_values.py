@@ -24,14 +24,14 @@ from test_hostile_inputs import write_config as write_hostile_config
 from w2c_tui.api import ProviderSettings
 from w2c_tui.api.echo import EchoLayoutError, ImpossibleLogprobError, check_logprobs, read_echo
 from w2c_tui.api.probe import probe_logprobs
-from w2c_tui.api.token_budget import TokenBudget, used_tokens
+from w2c_tui.api.token_budget import TokenBudget
 from w2c_tui.cli import main
 from w2c_tui.data.when2call import BUNDLED_PATH, MAX_LINE_BYTES, DataError, load_examples
 from w2c_tui.store.jsonl import iter_rows, read_json
 from w2c_tui.store.layout import AUDIT_FILE
 from w2c_tui.store.usage import Price, Usage, book_of_records, cost_of
 from w2c_tui.report.usage_text import usage_text
-from w2c_tui.usage_values import MAX_TOKENS_PER_REQUEST, read_usage, token_count
+from w2c_tui.usage_values import MAX_TOKENS_PER_REQUEST, answer_usage, read_usage, token_count
 
 PRICED = '\n[prices."stub"]\ninput_per_million = 1.0\noutput_per_million = 2.0\n'
 
@@ -153,7 +153,7 @@ def test_implausible_usage_is_unknown_never_a_known_zero_or_a_huge_cost(bad):
     cost = cost_of(book, {"stub": Price(1.0, 2.0)})
     assert cost["lower_bound"] is True and cost["total"] < 1  # never 1.2e19
     assert "1 reported impossible counts" in usage_text(book.total.as_dict())
-    assert used_tokens({"usage": {"prompt_tokens": bad, "completion_tokens": 1}}) is None
+    assert answer_usage({"usage": {"prompt_tokens": bad, "completion_tokens": 1}}).total is None
 
 
 @pytest.mark.parametrize("mode", ["usage_negative", "usage_fraction", "usage_string", "usage_nan", "usage_huge"])

@@ -48,6 +48,11 @@ class UsageCounts:
 _NOT_REPORTED = UsageCounts()
 
 
+def answer_usage(answer: Any) -> UsageCounts:
+    """The counts of an API answer's `usage` (`read_usage`); not reported when it has none."""
+    return read_usage(answer.get("usage") if isinstance(answer, dict) else None)
+
+
 def read_usage(usage: Any) -> UsageCounts:
     """The counts of an answer's `usage`. A missing or null count is 0 beside a present one
     (servers leave completion_tokens out of echo-only answers); neither present: not reported."""

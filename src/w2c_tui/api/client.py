@@ -18,7 +18,7 @@ from w2c_tui.api.transport import AiohttpSender, HttpxSender, Sender, Timeouts
 from w2c_tui.api.limits import ProviderLimits, Slot, shared_limits
 from w2c_tui.api.pacing import PacingTally
 from w2c_tui.api.token_budget import estimate_tokens
-from w2c_tui.usage_values import UsageCounts, read_usage
+from w2c_tui.usage_values import UsageCounts, answer_usage
 from w2c_tui.api.observer import CallObserver
 from w2c_tui.api.providers import ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.providers import route as route_model
@@ -373,7 +373,7 @@ class ApiClient:
                     raise
                 # Read once: the token budget, the client's sums (a count that cannot be true is
                 # unknown, never summed, nor a TypeError).
-                counts = _usage_counts(outcome.data) if outcome.ok else None
+                counts = answer_usage(outcome.data) if outcome.ok else None
                 slot.finish(outcome.status, outcome.ok, counts.total if counts is not None else None)
             finally:
                 slot.leave()
@@ -476,10 +476,6 @@ class ApiClient:
             counts["prompt_tokens"] += known.prompt
             counts["completion_tokens"] += known.completion
 
-
-def _usage_counts(data: Any) -> UsageCounts:
-    """The token counts of an answer's `usage`, as `usage_values.read_usage` believes them."""
-    return read_usage(data.get("usage") if isinstance(data, dict) else None)
 
 
 def tokenize_urls(base_url: str) -> list[str]:

@@ -22,7 +22,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from w2c_tui.usage_values import read_usage
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -110,12 +109,6 @@ def estimate_tokens(body: dict[str, Any] | None) -> int:
             prompt = _text_tokens(value)
     generated = body.get("max_tokens") or body.get("max_completion_tokens") or 0
     return prompt + prompts * int(generated)
-
-
-def used_tokens(data: Any) -> int | None:
-    """prompt_tokens + completion_tokens from an answer's `usage`, or None when it has none or
-    its counts cannot be true (10^18 tokens would put the budget years in debt)."""
-    return read_usage(data.get("usage") if isinstance(data, dict) else None).total
 
 
 def _text_tokens(content: Any) -> int:

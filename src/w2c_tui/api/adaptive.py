@@ -133,9 +133,9 @@ class AdaptiveConcurrency:
 
     async def acquire(self) -> int:
         """Wait for a free place under the limit, in arrival order; returns the request's ticket."""
-        if not self._waiters and self.in_flight < self.limit:
-            self.in_flight += 1
-            return self._ticket()
+        ticket = self.try_acquire()
+        if ticket is not None:
+            return ticket
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(future)
         started = self._clock()

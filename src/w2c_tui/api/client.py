@@ -316,18 +316,17 @@ class ApiClient:
         """
         name = provider.settings.name
         call = _CallState(url or provider.url_of(endpoint), (name, endpoint, model))
-        args = (provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses)
-        try:  # the first attempt as `CallRetries.run` makes it, without setting up retries most calls never need
-            return await self._attempt(*args)
-        except TransientFailure as failure:
-            first = failure
 
         def on_wait(failure: TransientFailure, seconds: float) -> None:
             self.observer.on_retry_wait(name, failure.cause, seconds, ctx)
 
         retries = CallRetries(self.policy, self._sleep, self._rng, on_wait)
         try:
-            return await retries.after(first, lambda: self._attempt(*args))
+            return await retries.run(
+                lambda: self._attempt(
+                    provider, call, method, endpoint, body, model, settings, ctx, expect_choices, absent_statuses
+                )
+            )
         except TransientFailure as failure:
             if failure.bad_kind is not None and retries.every_attempt_same():
                 # The same page (or redirect) every time: the base URL is wrong, not the moment.
@@ -475,7 +474,6 @@ class ApiClient:
         if known.known:
             counts["prompt_tokens"] += known.prompt
             counts["completion_tokens"] += known.completion
-
 
 
 def tokenize_urls(base_url: str) -> list[str]:

@@ -125,12 +125,7 @@ class CallRetries:
         try:
             return await attempt()
         except TransientFailure as failure:
-            return await self.after(failure, attempt)
-
-    async def after(self, failure: TransientFailure, attempt: Callable[[], Awaitable[T]]) -> T:
-        """`run` of a call whose first attempt already failed with `failure`: a caller that makes
-        its first attempt itself sets none of this up for the calls that pass (most of them)."""
-        first: TransientFailure | None = failure
+            first: TransientFailure | None = failure
         async for retry in self._loop():
             with retry:
                 if first is not None:

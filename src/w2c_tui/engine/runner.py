@@ -279,9 +279,10 @@ class SessionRunner:
         metrics["complete"] = complete
         metrics["status"] = progress.status  # so readers tell cancelled and failed from partial
         ran = progress.finished_at - progress.started_at if progress.started_at and progress.finished_at else None
-        before = self._usage_before.get(pipeline.exp_name)
-        this_launch = self.state.usage.book(pipeline.exp_name) if before is not None else None
-        metrics.update(pipeline_usage(paths, pipeline.exp_name, self.loaded.settings, ran, before=before, this_launch=this_launch))
+        book = self._usage_before.pop(pipeline.exp_name, None)  # earlier launches', plus this one's below
+        if book is not None:
+            book.merge(self.state.usage.book(pipeline.exp_name))
+        metrics.update(pipeline_usage(paths, pipeline.exp_name, self.loaded.settings, ran, book=book))
         metrics["pacing"] = record_pacing(pipeline.ctx.audit, self.client.pacing())
         write_summaries(paths, pipeline.exp_name, metrics, set(rows) & wanted)
         if complete and not is_done(paths, pipeline.exp_name):

@@ -47,19 +47,14 @@ def pipeline_usage(
     settings: Settings,
     ran_seconds: float | None = None,
     *,
-    before: UsageBook | None = None,
-    this_launch: UsageBook | None = None,
+    book: UsageBook | None = None,
 ) -> dict[str, Any]:
     """`usage`, `usage_by_model`, `cost` (when priced) and `elapsed_seconds` of one pipeline.
 
-    `before` and `this_launch`: the books of earlier launches and of this one; without both
-    the whole trace is read (blocking). `ran_seconds` is this launch's time on it (None: it did not run).
+    `book`: what every launch's calls used, when known; else the whole trace is read
+    (blocking). `ran_seconds` is this launch's time on it (None: it did not run).
     """
-    if before is not None and this_launch is not None:
-        book = UsageBook()
-        book.merge(before)
-        book.merge(this_launch)
-    else:
+    if book is None:
         book = book_of_trace(paths.calls_file(exp_name))
     entry = usage_metrics(book, price_table(settings))
     previous = (read_json(paths.metrics_file(exp_name)) or {}).get("elapsed_seconds")

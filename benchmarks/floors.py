@@ -112,7 +112,7 @@ def parse_floor(folder: Path, n_bodies: int = 64, repeats: int = 5) -> tuple[flo
     whose answer echoes every prompt token. The bodies are the recorded answers, written compact.
     """
     bodies: list[bytes] = []
-    for packed in sorted(folder.rglob("llm_calls/*.jsonl.gz")):
+    for packed in sorted(folder.rglob("llm_calls/*.jsonl.zst")):
         for record in iter_calls(packed.with_suffix("")):
             if isinstance(record.get("response"), dict) and len(bodies) < n_bodies:
                 bodies.append(orjson.dumps(record["response"]))

@@ -344,9 +344,9 @@ enabled = false
               f"{done.stderr.strip().splitlines()[-1][:200]}")
     exchanges: dict[str, list[tuple]] = {}
     from w2c_tui.api.logprob import scored_prompts
-    from w2c_tui.store.call_files import iter_calls  # the trace is compact (and packed once the run ended)
+    from w2c_tui.store.call_files import iter_calls, trace_path  # read back as exchanged, packed or not
 
-    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in found[0].parents[2].glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
+    traces = {trace_path(p) for p in found[0].parents[2].glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
     for call in traces:
         for trace in iter_calls(call):  # read back as exchanged
             if trace.get("endpoint") == "/completions" and trace.get("status") == 200:

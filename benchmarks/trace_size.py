@@ -1,11 +1,11 @@
-"""Size of the call traces and the time to open one example's calls, compact format vs the old one.
+"""Size of the call traces and the time to open one example's calls, packed vs plain.
 
 For each case it runs a fresh session against `w2c-tui sim` (no latency), then reads the packed
-trace back. "Before" is the old format (the plain record per line, never packed; still what a
-run appends to while it goes on) written in the same run from the decoded records, so both
-columns describe the same calls. Open = indexing the file once (as the Trace screen does in
-the background), then reading one example's calls (median over examples); pack = packing a
-copy of the old-format file, the work added at the end of a run.
+trace back. "Before" is the plain trace (the record per line, as a run appends it while it
+goes on; sessions of old versions kept it so) written in the same run from the records read
+back, so both columns describe the same calls. Open = indexing the file once (as the Trace
+screen does in the background), then reading one example's calls (median over examples);
+pack = packing a copy of the plain file, the work added at the end of a run.
 
     .venv/bin/python benchmarks/trace_size.py                  # the four cases, 300 examples each
     .venv/bin/python benchmarks/trace_size.py --examples 50
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import json
 import random
 import shutil
@@ -64,10 +63,10 @@ def measure(pipeline: str, imitate: str, n: int, folder: Path) -> dict:
     trace = outcome.plan.paths.calls_file(pipeline)
     records = list(iter_calls(trace))
     old = work / "old_format.jsonl"
-    with JsonlAppender(old) as appender:  # the format before compact traces
+    with JsonlAppender(old) as appender:  # the plain trace
         for record in records:
             appender.append(record)
-    # Packing again, timed: a copy of the old-format file is what a run leaves to pack.
+    # Packing again, timed: a copy of the plain file is what a run leaves to pack.
     repack = work / "repack" / "calls.jsonl"
     repack.parent.mkdir()
     shutil.copyfile(old, repack)
@@ -79,10 +78,9 @@ def measure(pipeline: str, imitate: str, n: int, folder: Path) -> dict:
     old_index_s, old_open_ms = open_times(old, sample)
     new_index_s, new_open_ms = open_times(trace, sample)
     before, after = old.stat().st_size, packed_path(trace).stat().st_size
-    compact = len(gzip.decompress(packed_path(trace).read_bytes()))  # the compact lines, before gzip
     return {
         "pipeline": pipeline, "imitate": imitate, "examples": n, "calls": len(records),
-        "before_bytes": before, "compact_bytes": compact, "after_bytes": after, "pack_s": pack_s,
+        "before_bytes": before, "after_bytes": after, "pack_s": pack_s,
         "old_index_s": old_index_s, "new_index_s": new_index_s, "old_open_ms": old_open_ms, "new_open_ms": new_open_ms,
     }
 
@@ -99,12 +97,12 @@ def main() -> None:
             print(json.dumps(row), file=sys.stderr, flush=True)
     mb = 1e6
     print(f"\n{args.examples} examples per case; python {sys.version.split()[0]}\n")
-    print("| pipeline | sim | calls | before MB | compact, not gzipped MB | after MB | ratio | before KB/call | after KB/call "
+    print("| pipeline | sim | calls | before MB | after MB | ratio | before KB/call | after KB/call "
           "| after KB/example | pack s | index s before → after | open ms before → after |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['pipeline']} | `{r['imitate']}` | {r['calls']} | {r['before_bytes'] / mb:.1f} | {r['compact_bytes'] / mb:.1f} | "
+            f"| {r['pipeline']} | `{r['imitate']}` | {r['calls']} | {r['before_bytes'] / mb:.1f} | "
             f"{r['after_bytes'] / mb:.2f} | "
             f"{r['before_bytes'] / r['after_bytes']:.0f}× | {r['before_bytes'] / r['calls'] / 1e3:.1f} | "
             f"{r['after_bytes'] / r['calls'] / 1e3:.2f} | {r['after_bytes'] / r['examples'] / 1e3:.1f} | {r['pack_s']:.2f} | "

@@ -39,10 +39,10 @@ from realserver import vllm_bed  # noqa: E402
 
 def scoring_seconds(session: Path) -> float:
     """First request sent to last answer received, over the session's mcq_logprob calls."""
-    from w2c_tui.store.call_files import iter_calls
+    from w2c_tui.store.call_files import iter_calls, trace_path
 
     starts, ends = [], []
-    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
+    traces = {trace_path(p) for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
     for path in traces:
         for call in iter_calls(path):
             end = datetime.fromisoformat(call["ts_utc"].replace("Z", "+00:00")).timestamp()

@@ -1,18 +1,21 @@
-"""Compact call traces: every attempt comes back exactly as exchanged, from the open file, the
-packed file and an old-format file, and what is stored is a fraction of the plain records."""
+"""Packed call traces: every attempt comes back exactly as exchanged, from the open file, the
+packed `.zst`, the `.gz` of compact records an older version packed, and plain traces of
+before; what is stored is a fraction of the plain records, and a crash loses or repeats no call."""
 
 from __future__ import annotations
 
 import asyncio
-import gzip
+import hashlib
+import io
 import json
-import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
-import orjson
 import pytest
+import zstandard
 
 from w2c_tui.api.trace import CallContext, build_record
 from w2c_tui.config import load_config
@@ -23,8 +26,9 @@ from w2c_tui.redaction import register_secrets
 from w2c_tui.sim import SimServer, SimSettings
 from w2c_tui.sim.settings import IMITATIONS
 from w2c_tui.store import call_files, trace_rollover
-from w2c_tui.store.call_files import CallIndex, iter_calls, line_id, pack_calls, packed_path, segment_paths
-from w2c_tui.store.compact_calls import CID, KEEP_BYTES, KEPT, POOL_UUIDS, CompactEncoder, decode_rows
+from w2c_tui.store.call_files import CallIndex, gzip_path, iter_calls, pack_calls, packed_path, segment_paths
+from w2c_tui.store.compact_calls import decode_rows
+from w2c_tui.store.members import iter_members
 from w2c_tui.store.jsonl import JsonlAppender, dumps
 from w2c_tui.session.data import SessionData
 from w2c_tui.store.trace_rollover import BackgroundPacking, RollingTrace
@@ -32,6 +36,7 @@ from w2c_tui.store.trace_rollover import BackgroundPacking, RollingTrace
 from configs import write_config
 
 MODEL = "sim-small"
+GZIP_TRACE = Path(__file__).parent / "fixtures" / "gzip_trace"  # packed by the version before zstd (README there)
 TOOLS = "".join(
     f'<tool>{{"name": "api_{i}.get_item", "description": "Retrieve item {i} of the user\'s account.", '
     f'"parameters": {{"type": "dict", "required": ["item_id"], "properties": {{"item_id": {{"type": "integer"}}}}}}}}</tool>\n'
@@ -93,6 +98,16 @@ def _write(path, records) -> None:
             appender.append(record)
 
 
+def _unpacked(path) -> bytes:
+    """The packed file read whole by zstd's own stream reader, as `zstdcat` reads it."""
+    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(packed_path(path).read_bytes()), read_across_frames=True) as reader:
+        return reader.read()
+
+
+def _members(path) -> list[bytes]:
+    return [blob for _, _, blob in iter_members(packed_path(path).read_bytes())]
+
+
 def _by_uuid(rows: list[dict]) -> dict[str, list[dict]]:
     found: dict[str, list[dict]] = {}
     for row in rows:
@@ -109,18 +124,17 @@ def test_every_call_reads_back_exactly_as_exchanged(imitation, tmp_path):
     assert list(iter_calls(path)) == expected  # the open file
     assert CallIndex.build(path).rows("u-1") == _by_uuid(expected)["u-1"]
 
+    lines = path.read_bytes()
     pack_calls(path)
     assert not path.exists() and packed_path(path).is_file()
-    stored = [json.loads(line) for line in gzip.decompress(packed_path(path).read_bytes()).splitlines()]
-    assert all(CID in row for row in stored)  # every record went compact
+    # zstdcat reads the packed file whole: each example's lines as written, examples in order.
+    assert sorted(_unpacked(path).splitlines()) == sorted(lines.splitlines())
     assert _by_uuid(list(iter_calls(path))) == _by_uuid(expected)  # the packed file, grouped by example
     index = CallIndex.build(path)
     for uuid, rows in _by_uuid(expected).items():
         assert index.rows(uuid) == rows
     assert index.n_lines == len(expected) and len(index.latencies_ms) == len(expected)
     assert index.statuses["200"] == len(expected)
-    # zcat reads the packed file whole: one JSON line per attempt.
-    assert len(gzip.decompress(packed_path(path).read_bytes()).splitlines()) == len(expected)
 
 
 def test_an_echo_is_stored_in_a_fraction_of_its_plain_size(tmp_path):
@@ -129,50 +143,10 @@ def test_an_echo_is_stored_in_a_fraction_of_its_plain_size(tmp_path):
     path = tmp_path / "calls.jsonl"
     _write(path, records)
     pack_calls(path)
-    packed = packed_path(path).read_bytes()
-    compact = len(gzip.decompress(packed))
-    assert compact < plain / 3 and len(packed) < plain / 10, (plain, compact, len(packed))
+    assert packed_path(path).stat().st_size < plain / 10, (plain, packed_path(path).stat().st_size)
 
 
-def test_values_equal_in_python_but_not_in_json_are_kept_apart():
-    """1 == 1.0 and 0.0 == -0.0 in Python; a reference must not turn one into the other."""
-    base = [float(i) for i in range(100)]
-    tokens = [f"t{i}" for i in range(100)]
-    first = {"logprobs": {"tokens": tokens, "token_logprobs": [-0.0] + base[1:], "top_logprobs": [{"t0": 0.0}] + [{t: v} for t, v in zip(tokens[1:], base[1:])]}}
-    second = {"values": [int(v) for v in base], "order": [{"b": 1, "a": 2}] * 60, "again": [{"a": 2, "b": 1}] * 60}
-    records = [
-        {"uuid": "u", "request": {"prompt": base}, "response": first},
-        {"uuid": "u", "request": {"prompt": base + [1.0]}, "response": second},
-    ]
-    encoder = CompactEncoder()
-    lines = [orjson.dumps(encoder.encode(r, f"{i:016x}")) for i, r in enumerate(records)]
-    decoded = decode_rows([orjson.loads(line) for line in lines])
-    assert [orjson.dumps(d) for d in decoded] == [orjson.dumps(dict(r)) for r in records]
-    assert b'"$ct"' in lines[1]  # the second prompt still refers to the first one
-
-
-def test_a_record_read_from_its_line_is_made_compact_as_from_its_values():
-    """The packer hands over the line it read, so a 400 KB echo is not written again only to be
-    looked at: the compact record is the same either way."""
-    lines = [dumps(r).encode() for r in _sim_records("vllm")]
-    from_values, from_lines = CompactEncoder(), CompactEncoder()
-    for i, line in enumerate(lines):
-        record = orjson.loads(line)
-        cid = f"{i:016x}"
-        assert orjson.dumps(from_lines.encode(record, cid, line)) == orjson.dumps(from_values.encode(record, cid))
-
-
-def test_a_marker_anywhere_in_the_line_keeps_the_record_plain():
-    record = {"uuid": "u", "settings": {"$ct": 1}, "request": {"prompt": "x" * 500}, "response": None}
-    assert CompactEncoder().encode(record, "0" * 16, orjson.dumps(record)) is record
-
-
-def test_a_record_already_using_the_marker_key_is_written_plain():
-    record = {"uuid": "u", "request": {"prompt": "x" * 500}, "response": {"$ct": [1, 2], "text": "x" * 500}}
-    assert CompactEncoder().encode(record, "0" * 16) is record
-
-
-def test_a_registered_secret_keeps_the_record_plain_so_the_writer_masks_it(tmp_path):
+def test_a_registered_secret_never_reaches_the_packed_trace(tmp_path):
     secret = "sk-COMPACT-sentinel-91b2"
     register_secrets([secret])
     text = "context " * 100
@@ -180,12 +154,10 @@ def test_a_registered_secret_keeps_the_record_plain_so_the_writer_masks_it(tmp_p
         {"uuid": "u", "request": {"prompt": text}, "response": None},
         {"uuid": "u", "request": {"prompt": text + secret}, "response": None},
     ]
-    assert CompactEncoder().encode(records[1], "1" * 16) is records[1]  # not compact: no reference can split it
     path = tmp_path / "calls.jsonl"
     _write(path, records)
     pack_calls(path)
-    packed = packed_path(path).read_bytes()
-    assert secret.encode() not in packed and secret.encode() not in gzip.decompress(packed)
+    assert secret.encode() not in packed_path(path).read_bytes() and secret.encode() not in _unpacked(path)
     assert all(secret not in json.dumps(r) for r in iter_calls(path))
 
 
@@ -227,8 +199,7 @@ def test_a_crash_between_packing_and_removing_the_open_file_duplicates_nothing(t
     _write(path, records)
     kept = path.read_bytes()
     pack_calls(path)
-    stored = [json.loads(line) for line in gzip.decompress(packed_path(path).read_bytes()).splitlines()]
-    assert [r.get(CID) for r in stored] == [line_id(line) for line in kept.splitlines()[:2]] + [None]  # no uuid: plain
+    assert _unpacked(path) == kept  # the lines as they were written
     path.write_bytes(kept)  # as if the process died before unlinking it
     assert list(iter_calls(path)) == records
     assert CallIndex.build(path).rows("a") == [records[0]] and CallIndex.build(path).n_lines == 3
@@ -242,20 +213,18 @@ def test_a_damaged_packed_tail_loses_only_the_last_member(tmp_path):
     _write(path, records)
     pack_calls(path)
     packed = packed_path(path)
-    members = list(call_files._members(packed))
-    assert 1 < len(members) < len(records)  # whole examples gathered into members
-    lost = {json.loads(line)["uuid"] for line in members[-1][2].splitlines()}
+    members = _members(path)
+    assert 1 < len(members) < len(records)  # whole examples gathered into frames
+    lost = {json.loads(line)["uuid"] for line in members[-1].splitlines()}
     packed.write_bytes(packed.read_bytes()[:-5])
     assert [r["uuid"] for r in iter_calls(path)] == [r["uuid"] for r in records if r["uuid"] not in lost]
     assert CallIndex.build(path).rows("u7") == [] and CallIndex.build(path).rows("u0") == [records[0]]
 
 
-def test_a_reference_to_a_lost_line_says_so_instead_of_failing(tmp_path):
-    encoder = CompactEncoder()
-    text = "shared context " * 40
-    rows = [orjson.loads(orjson.dumps(encoder.encode({"uuid": "u", "request": {"prompt": text + s}, "response": None}, s * 16))) for s in "ab"]
-    [broken] = decode_rows(rows[1:])
-    assert "not readable" in broken["request"]
+def test_a_reference_to_a_lost_line_says_so_instead_of_failing():
+    rows = [r for r in iter_calls(GZIP_TRACE / "mcq_logprob.jsonl", decode=False) if r["uuid"] == "vllm-u-1"]
+    decoded = decode_rows(rows[1:])  # its first record, which later ones refer to, lost
+    assert any(r["request"] == "(not readable: an earlier line of this example is missing)" for r in decoded)
 
 
 def test_a_session_run_packs_its_traces_and_the_trace_view_shows_each_call_whole(sim, tmp_path, monkeypatch):
@@ -284,7 +253,7 @@ def test_a_session_run_packs_its_traces_and_the_trace_view_shows_each_call_whole
         assert calls == [r for r in written if r["exp_name"] == exp_name and r["uuid"] == uuid]
     assert any(c["endpoint"] == "/completions" and c["response"]["choices"][0]["logprobs"]["top_logprobs"] for c in shown["mcq_logprob"])
 
-    # The same session as written before compact traces (plain .jsonl, no .gz) shows the same calls.
+    # The same session as written before traces were packed (plain .jsonl only) shows the same calls.
     for exp_name in shown:
         trace = paths.calls_file(exp_name)
         _write(trace, [r for r in written if r["exp_name"] == exp_name])
@@ -293,22 +262,9 @@ def test_a_session_run_packs_its_traces_and_the_trace_view_shows_each_call_whole
     assert {p.exp_name: p.calls for p in old.pipelines} == shown
 
 
-def test_only_small_records_are_kept_for_later_references():
-    """A 400 KB echo is not held in memory for later records; prompts and token lists are."""
-    encoder = CompactEncoder()
-    small = {"uuid": "u", "request": {"prompt": "c" * 1000}, "response": {"tokens": list(range(500))}}
-    big = {"uuid": "u", "request": {"prompt": "c" * 1000 + "?"}, "response": {"text": "e" * (KEEP_BYTES + 1)}}
-    after = {"uuid": "u", "request": {"prompt": "e" * (KEEP_BYTES + 1) + "!"}, "response": None}
-    rows = [encoder.encode(r, f"{i:016x}") for i, r in enumerate((small, big, after))]
-    assert rows[0][KEPT] is True and KEPT not in rows[1]
-    assert rows[1]["request"]["prompt"]["$ct"][2] == 1000  # the big record still refers to the small one
-    assert rows[2]["request"]["prompt"] == after["request"]["prompt"]  # nothing refers to the big one
-    assert decode_rows([orjson.loads(orjson.dumps(r)) for r in rows]) == [small, big, after]
-
-
-def test_more_examples_in_flight_than_the_encoder_remembers_still_read_back(tmp_path):
+def test_many_examples_in_flight_read_back(tmp_path):
     path = tmp_path / "calls.jsonl"
-    uuids = [f"u{i}" for i in range(POOL_UUIDS + 20)]
+    uuids = [f"u{i}" for i in range(150)]
     records = [{"uuid": u, "request": {"prompt": "x" * 300 + u + str(k)}, "response": None} for k in range(2) for u in uuids]
     _write(path, records)
     pack_calls(path)
@@ -363,12 +319,9 @@ def test_a_rolled_over_trace_shows_every_call_exactly_while_segments_are_packed(
     assert _in_call_order(list(iter_calls(path))) == _in_call_order(records)
     index = CallIndex.build(path)
     assert all(index.rows(u) == _by_uuid(records)[u] for u in index.uuids) and len(index.uuids) == 12
-    # An example straddling segments is split over members, and a later member refers to an earlier one.
-    members = list(call_files._members(packed_path(path)))
-    assert len(members) > 12
-    cids_by_member = [{json.loads(line)[CID] for line in blob.splitlines()} for _, _, blob in members]
-    refs = [(m, ref) for m, (_, _, blob) in enumerate(members) for ref in re.findall(rb'"\$ct":\["([0-9a-f]{16})"', blob)]
-    assert any(ref.decode() not in cids_by_member[m] for m, ref in refs)
+    # Examples straddle segments, so their calls are split over frames.
+    by_frame = [{json.loads(line)["uuid"] for line in blob.splitlines()} for blob in _members(path)]
+    assert sum(1 for uuids in by_frame if "ex-0" in uuids) > 1
 
 
 def test_a_kill_mid_pack_loses_no_call_and_the_next_launch_finishes_the_packing(tmp_path):
@@ -546,65 +499,93 @@ def test_examples_are_gathered_into_members_and_a_large_one_gets_its_own(tmp_pat
     records = _chat_records(30) + [big, {**_chat_records(1)[0], "uuid": "last"}]
     _write(path, records)
     pack_calls(path)
-    members = [[json.loads(line)["uuid"] for line in blob.splitlines()] for _, _, blob in call_files._members(packed_path(path))]
+    members = [[json.loads(line)["uuid"] for line in blob.splitlines()] for blob in _members(path)]
     assert [u for m in members for u in m] == [r["uuid"] for r in records]  # call order kept
     assert ["big"] in members and len(members) < len(records) / 5
-    sizes = [len(blob) for _, _, blob in call_files._members(packed_path(path)) if b'"big"' not in blob]
-    assert max(sizes) <= call_files.MEMBER_BYTES + 4_000  # bounded: what opening one example inflates
+    sizes = [len(blob) for blob in _members(path) if b'"big"' not in blob]
+    assert max(sizes) <= call_files.MEMBER_BYTES + 4_000  # bounded: what opening one example decompresses
     index = CallIndex.build(path)
     assert all(index.rows(r["uuid"]) == [r] for r in records[29:])
     assert list(iter_calls(path)) == records and call_files.trace_damage(path) is None
 
 
-def test_a_trace_packed_one_example_per_member_then_gathered_reads_whole(tmp_path):
-    """Files packed before members gathered examples (one member each, level 6) go on growing."""
+def test_frames_of_one_example_each_and_gathered_ones_read_whole_in_one_file(tmp_path):
     path = tmp_path / "calls.jsonl"
     old, new = _chat_records(6), [{**r, "attempt": 2} for r in _chat_records(12)]
     _write(path, old)
-    call_files.TracePacker(path, level=6, member_bytes=1).pack_file(path)  # the layout written before
-    assert len(list(call_files._members(packed_path(path)))) == len(old)
+    call_files.TracePacker(path, member_bytes=1).pack_file(path)
+    assert len(_members(path)) == len(old)
     _write(path, new)
     pack_calls(path)
-    assert len(list(call_files._members(packed_path(path)))) < len(old) + len(new)
+    assert len(_members(path)) < len(old) + len(new)
     assert list(iter_calls(path)) == old + new and call_files.trace_damage(path) is None
     index = CallIndex.build(path)
     assert index.rows("c3") == [old[3], new[3]] and index.n_lines == len(old) + len(new)
 
 
-def test_a_record_nothing_refers_to_is_stored_as_its_line_with_its_id(tmp_path):
+def test_a_line_is_packed_exactly_as_it_was_written(tmp_path):
+    """Escapes, non-ASCII, and keys the compact records of before used ("$ct", "cid") stay as they are."""
     path = tmp_path / "calls.jsonl"
-    records = _chat_records(2)
-    _write(path, records)
-    lines = path.read_bytes().splitlines()
+    record = {"uuid": "u", "request": {"prompt": "caf\u00e9 \x01" + "z" * 300, "cid": "0" * 16}, "response": {"$ct": [1, 2]}}
+    written = json.dumps(record).encode() + b"\n" + dumps(record).encode() + b"\n"  # an old writer (non-ASCII escaped), then ours
+    path.write_bytes(written)
     pack_calls(path)
-    stored = gzip.decompress(packed_path(path).read_bytes()).splitlines()
-    assert stored == [line[:-1] + b',"cid":"%s","ckept":true}' % line_id(line).encode() for line in lines]
-    assert list(iter_calls(path)) == records
+    assert _unpacked(path) == written
+    assert list(iter_calls(path)) == [record, record] and CallIndex.build(path).rows("u") == [record, record]
 
 
-def test_a_line_with_escapes_is_written_again_and_reads_back_exactly(tmp_path):
-    """An escape could spell the marker or a secret: such a line is looked at (and written) as values."""
-    path = tmp_path / "calls.jsonl"
-    record = {"uuid": "u", "request": {"prompt": "caf\u00e9 \x01" + "z" * 300}, "response": {"text": "ok"}}
-    path.write_bytes(json.dumps(record).encode() + b"\n")  # an old writer: non-ASCII escaped
+# -- traces an older version packed: compact records in gzip members ---------------------------
+
+def _gzip_trace(tmp_path) -> Path:
+    """A copy of the fixture's session folder: its `.gz`, no plain file."""
+    shutil.copy(GZIP_TRACE / "mcq_logprob.jsonl.gz", tmp_path)
+    return tmp_path / "mcq_logprob.jsonl"
+
+
+def _digests(rows: list[dict]) -> list[list]:
+    """What the fixture's expected.json lists of each record."""
+    return [[r["uuid"], r.get("endpoint"), hashlib.sha256((dumps(r) + "\n").encode()).hexdigest()] for r in rows]
+
+
+def test_a_trace_an_older_version_packed_reads_back_exactly(tmp_path):
+    expected = json.loads((GZIP_TRACE / "expected.json").read_text())
+    path = _gzip_trace(tmp_path)
+    rows = list(iter_calls(path))
+    assert _digests(rows) == expected
+    index = CallIndex.build(path)
+    assert index.n_lines == len(expected) and index.damaged is None and call_files.trace_damage(path) is None
+    for uuid in {r[0] for r in expected if r[0]}:
+        assert _digests(index.rows(uuid)) == [r for r in expected if r[0] == uuid]
+
+
+def test_a_resumed_old_session_packs_its_new_calls_beside_the_gzip_trace(tmp_path):
+    path = _gzip_trace(tmp_path)
+    before = list(iter_calls(path))
+    old_bytes = gzip_path(path).read_bytes()
+    new = [{**r, "attempt": 9} for r in before[:4]]  # the same examples, called again
+    _write(path, new)
     pack_calls(path)
-    [stored] = gzip.decompress(packed_path(path).read_bytes()).splitlines()
-    assert CID.encode() in stored and b"\\u00e9" not in stored
-    assert list(iter_calls(path)) == [record]
+    assert gzip_path(path).read_bytes() == old_bytes and packed_path(path).is_file() and not path.exists()
+    assert list(iter_calls(path)) == before + new
+    index = CallIndex.build(path)
+    uuid = new[0]["uuid"]
+    assert index.rows(uuid) == [r for r in before + new if r["uuid"] == uuid] and index.n_lines == len(before) + len(new)
+    # A crash left both launches' lines plain beside the packed files: none is read twice.
+    _write(path, before + new)
+    assert list(iter_calls(path)) == before + new and CallIndex.build(path).n_lines == len(before) + len(new)
+    pack_calls(path)
+    assert list(iter_calls(path)) == before + new and call_files.trace_damage(path) is None
 
 
-@pytest.mark.parametrize("one_as_int", [False, True])
-def test_an_echo_whose_top_logprobs_repeat_its_tokens_reads_back_exactly(one_as_int):
-    tokens = [f" t{i}" for i in range(120)]
-    lps = [None] + [-0.5 - i / 7 for i in range(119)]
-    top = [None] + [{t: lp} for t, lp in zip(tokens[1:], lps[1:])]
-    top[5] = {" other": -9.0, tokens[5]: lps[5]}  # a real alternative stays literal
-    if one_as_int:  # equal in Python to 1.0, not in JSON: no entry is rebuilt
-        lps[6], top[6] = 1.0, {tokens[6]: 1}
-    choice = {"text": "".join(tokens), "logprobs": {"tokens": tokens, "token_logprobs": lps, "top_logprobs": top}}
-    record = {"uuid": "u", "request": {"prompt": "p"}, "response": {"choices": [choice, json.loads(json.dumps(choice))]}}
-    encoder = CompactEncoder()
-    compact = encoder.encode(record, "0" * 16, orjson.dumps(record))
-    assert not encoder.literal and (b'"own"' in orjson.dumps(compact)) is not one_as_int
-    [back] = decode_rows([orjson.loads(orjson.dumps(compact))])
-    assert orjson.dumps(back) == orjson.dumps(record)
+def test_a_torn_gzip_tail_an_older_packing_left_is_cut_off_once_its_lines_are_packed(tmp_path):
+    path = _gzip_trace(tmp_path)
+    rows = list(iter_calls(path))
+    data = gzip_path(path).read_bytes()
+    *_, (offset, _, blob) = iter_members(data)
+    assert blob.count(b"\n") == 1  # the fixture's last member: the resumed launch's one call
+    gzip_path(path).write_bytes(data[:-9])  # the older version was killed while appending it...
+    _write(path, rows[-1:])  # ...so its line was still in the plain file
+    assert list(iter_calls(path)) == rows and call_files.trace_damage(path) is None
+    pack_calls(path)
+    assert gzip_path(path).stat().st_size == offset and list(iter_calls(path)) == rows
+    assert call_files.trace_damage(path) is None

@@ -287,7 +287,7 @@ def test_a_damaged_packed_trace_is_said_in_show_and_the_trace_view(packed_sessio
     path = SessionPaths(packed_session).calls_file("mcq")
     _damage(packed_path(path), how)
     damage = call_files.trace_damage(path)
-    assert damage and f"{how}" in damage and "mcq.jsonl.gz" in damage
+    assert damage and f"{how}" in damage and "mcq.jsonl.zst" in damage
     data = SessionData.load(packed_session)
     last = data.rows.rows[-1].uuid
     [trace] = data.trace(last).pipelines
@@ -331,7 +331,7 @@ def test_mlflow_sync_of_a_damaged_trace_warns_and_exits_1(packed_session, tmp_pa
     config = write_config(tmp_path, run={"workdir_base": str(tmp_path / "w")}, mlflow={"enabled": True})
     code, out, err = run_cli(capsys, "mlflow", "sync", "--config", str(config), str(packed_session))
     assert code == 1 and "parent run" in out
-    assert "mcq: mcq.jsonl.gz: packed trace damaged (cut" in err and "Traceback" not in err
+    assert "mcq: mcq.jsonl.zst: packed trace damaged (cut" in err and "Traceback" not in err
 
 
 # -- 7. export --out never destroys a file -----------------------------------------------------

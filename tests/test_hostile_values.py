@@ -278,16 +278,18 @@ def test_a_line_just_under_the_bound_still_loads(tmp_path):
     assert load_examples(path)[0].question == "a" * 1000
 
 
-def test_a_huge_trace_record_is_packed_as_it_is_without_being_decoded(monkeypatch):
+def test_a_huge_trace_record_is_packed_as_it_is_without_being_decoded(monkeypatch, tmp_path):
+    """An echo of a 50 MB prompt would be tens of millions of Python objects: packing never parses a line."""
     from w2c_tui.store import call_files
-    from w2c_tui.store.compact_calls import CompactEncoder
+    from w2c_tui.store.members import unpack
 
-    monkeypatch.setattr(call_files, "MAX_COMPACT_LINE", 100)
     decoded = []
     monkeypatch.setattr(call_files.jsoncodec, "loads", lambda line: decoded.append(line) or {})
-    line = json.dumps({"uuid": "u", "request": {"prompt": "x" * 500}}).encode() + b"\n"
-    assert call_files._compact_line(CompactEncoder(), line) == line
-    assert decoded == []
+    path = tmp_path / "calls.jsonl"
+    line = json.dumps({"uuid": "u", "request": {"prompt": "x" * (20 << 20)}}).encode() + b"\n"
+    path.write_bytes(line)
+    call_files.pack_calls(path)
+    assert decoded == [] and unpack(call_files.packed_path(path).read_bytes()) == line
 
 
 # -- item 12: Ctrl-C and SIGTERM while the probe waits on a slow server -----------------------

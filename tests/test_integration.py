@@ -64,7 +64,7 @@ def test_every_pipeline_finishes_with_the_documented_layout(full_run):
         assert (root / "checkpoints" / exp / "_DONE.json").is_file()
         assert (root / "artifacts_local" / exp / "metrics.json").is_file()
         assert (root / "artifacts_local" / exp / "audit_summary.json").is_file()
-        assert (root / "artifacts_local" / exp / "llm_calls" / f"{exp}.jsonl.gz").is_file()  # packed when the run ended
+        assert (root / "artifacts_local" / exp / "llm_calls" / f"{exp}.jsonl.zst").is_file()  # packed when the run ended
     assert (root / "checkpoints" / "llm_judge" / "target_responses.jsonl").is_file()
     assert (root / "checkpoints" / "mcq_logprob" / "debug_per_choice.jsonl").is_file()
 

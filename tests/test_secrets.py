@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from w2c_tui.cli import main
 from w2c_tui.store import trace_rollover
 from w2c_tui.store.call_files import iter_calls
+from w2c_tui.store.members import unpack
 
 from configs import write_config
 from stub_server import StubServer
@@ -70,15 +70,15 @@ enabled = true
     written = [p for p in tmp_path.rglob("*") if p.is_file() and p.name != "config.toml"]
     assert any(p.name == "mlflow.db" for p in written)
     assert any("mlartifacts" in p.parts for p in written)
-    assert any(p.name == "llm_judge.jsonl.gz" for p in written)  # call traces are packed (gzip) when closed
+    assert any(p.name == "llm_judge.jsonl.zst" for p in written)  # call traces are packed (zstd) when closed
     for path in written:
         data = path.read_bytes()
-        if path.name.endswith(".gz"):  # the packed traces, here and in MLflow's artifact copy: search inside too
-            data += gzip.decompress(data)
+        if path.name.endswith(".zst"):  # the packed traces, here and in MLflow's artifact copy: search inside too
+            data += unpack(data)
         for token in (TARGET_TOKEN, JUDGE_TOKEN):
             assert token.encode() not in data, f"{token} found in {path}"
-    # Compact records decode to what was exchanged: the redaction holds in the decoded calls too.
-    for trace in tmp_path.rglob("llm_calls/*.jsonl.gz"):
+    # What readers give back holds the redaction too.
+    for trace in tmp_path.rglob("llm_calls/*.jsonl.zst"):
         decoded = json.dumps(list(iter_calls(trace.with_suffix(""))))
         for token in (TARGET_TOKEN, JUDGE_TOKEN):
             assert token not in decoded, f"{token} found in the decoded {trace}"
@@ -87,7 +87,7 @@ enabled = true
 
     # The echoing server's error made it into the trace and the audit log, masked.
     session = Path(captured.out.strip().splitlines()[-1])
-    trace = gzip.decompress((session / "artifacts_local" / "llm_judge" / "llm_calls" / "llm_judge.jsonl.gz").read_bytes()).decode()
+    trace = unpack((session / "artifacts_local" / "llm_judge" / "llm_calls" / "llm_judge.jsonl.zst").read_bytes()).decode()
     assert "upstream failed for credentials Bearer ***" in trace
     audit = (session / "checkpoints" / "llm_judge" / "audit_fallbacks.jsonl").read_text()
     assert "api_call_failed_example_skipped" in audit and "***" in audit

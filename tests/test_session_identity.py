@@ -8,7 +8,6 @@ moved gateway"; two launches of one session never interleave rows.
 from __future__ import annotations
 
 import asyncio
-import gzip
 import json
 import os
 import socket
@@ -29,6 +28,7 @@ from w2c_tui.engine.launch import Launch, LaunchError
 from w2c_tui.store.jsonl import iter_rows
 from w2c_tui.store.layout import SessionPaths
 from w2c_tui.store.lock import LOCK_FILE, SessionLock, SessionLockedError, read_lock
+from w2c_tui.store.members import unpack
 from w2c_tui.store.session import ManifestError, open_manifest, record_server_identity
 from w2c_tui.tui.endpoint_info import endpoint_markup
 
@@ -242,7 +242,7 @@ def test_a_real_provider_after_the_demo_starts_a_new_session(sim, tmp_path, monk
     assert identity["server"] == "uvicorn" and identity["endpoint"] == "/chat/completions"
     for path in real.rglob("*"):  # manifest, traces (packed ones too), audit: the URL's password nowhere
         data = b"" if path.is_dir() else path.read_bytes()
-        assert b"Gw-pass-3141" not in (gzip.decompress(data) if path.suffix == ".gz" else data), path
+        assert b"Gw-pass-3141" not in (unpack(data) if path.suffix == ".zst" else data), path
     # Naming the demo session from the real provider is refused: simulated rows stay simulated.
     code, _, err = run(capsys, "--run-key", "story", "--resume-session", str(demo))
     assert code == 2 and "holds simulated answers" in err

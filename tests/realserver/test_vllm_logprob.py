@@ -19,7 +19,7 @@ import pytest
 
 from w2c_tui.api.logprob import scored_prompts
 from w2c_tui.labels import LABELS
-from w2c_tui.store.call_files import iter_calls
+from w2c_tui.store.call_files import iter_calls, trace_path
 from w2c_tui.store.jsonl import iter_rows
 from w2c_tui.store.layout import LOGPROB_DEBUG, LOGPROB_PREDICTIONS
 
@@ -71,7 +71,7 @@ def sent_prompts(session: Path) -> dict[str, list[list[int]]]:
     """uuid -> the token-id prompts its choices were scored on: sent as token ids, or listed by
     vLLM's echo of the text (return_token_ids), in LABELS order."""
     exchanges: dict[str, list[tuple]] = {}
-    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
+    traces = {trace_path(p) for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
     for path in traces:
         for trace in iter_calls(path):
             if trace.get("endpoint") == "/completions":
@@ -117,7 +117,7 @@ def test_one_request_per_example_and_no_tokenizer_call_where_nothing_merged(logp
     """vLLM lists the ids of each echoed text (return_token_ids): lm-eval's split comes from the
     echo itself; only an example with a choice merged at the boundary sends a second request."""
     session, lines = logprob_session
-    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
+    traces = {trace_path(p) for p in session.glob("artifacts_local/mcq_logprob/llm_calls/*.jsonl*")}
     calls = [c for path in traces for c in iter_calls(path)]
     assert not [c for c in calls if c["endpoint"] == "/tokenize"]
     completions = Counter(c["uuid"] for c in calls if c["endpoint"] == "/completions")

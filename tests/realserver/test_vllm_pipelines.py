@@ -23,7 +23,7 @@ from w2c_tui.api import ProviderSettings, RetryPolicy
 from w2c_tui.engine.native_tools import tools_problem
 from w2c_tui.data.when2call import parse_example
 from w2c_tui.labels import LABELS
-from w2c_tui.store.call_files import iter_calls
+from w2c_tui.store.call_files import iter_calls, trace_path
 from w2c_tui.store.jsonl import iter_rows
 from w2c_tui.store.layout import JUDGE_DECISIONS, MCQ_PREDICTIONS, TARGET_RESPONSES
 
@@ -107,7 +107,7 @@ def test_the_target_got_its_tools_natively(chat_session):
     session = Path(done.stdout.strip().splitlines()[-1])
     answers = list(iter_rows(session / "checkpoints" / "llm_judge" / TARGET_RESPONSES))
     assert {row["uuid"] for row in answers} == uuids
-    traces = {p.with_suffix("") if p.suffix == ".gz" else p for p in session.glob("artifacts_local/llm_judge/llm_calls/*.jsonl*")}
+    traces = {trace_path(p) for p in session.glob("artifacts_local/llm_judge/llm_calls/*.jsonl*")}
     with_tools = [
         call for path in traces for call in iter_calls(path)
         if call.get("pipeline") == "target" and (call.get("request") or {}).get("tools")

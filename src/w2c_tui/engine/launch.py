@@ -206,7 +206,7 @@ class Launch:
         finally:
             await client.aclose()
             observer.close()
-        state.phase = "packing"  # closed traces -> .jsonl.gz (seconds for mcq_logprob), before MLflow copies them
+        state.phase = "packing"  # closed traces -> .jsonl.zst (about a second for mcq_logprob), before MLflow copies them
         for problem in await asyncio.to_thread(observer.pack_traces):
             self.notify(f"call traces left unpacked ({problem}); they stay readable, and the next launch packs them")
         if settings.mlflow.enabled:

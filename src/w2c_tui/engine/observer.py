@@ -112,7 +112,7 @@ class SessionObserver:
         self._traces.clear()
 
     def pack_traces(self) -> list[str]:
-        """Pack what is left plain of the closed traces into `.jsonl.gz`, after the segments
+        """Pack what is left plain of the closed traces into `.jsonl.zst`, after the segments
         packed during the run (blocking: run it in a thread). A trace that cannot be packed
         stays readable as it is; what went wrong is returned, one line a file."""
         self._packing.drain()

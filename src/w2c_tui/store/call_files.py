@@ -1,18 +1,21 @@
-"""Call-trace files: plain JSONL while the run goes on, compact and gzip-packed as it closes.
+"""Call-trace files: plain JSONL while the run goes on, packed with zstd as it closes.
 
 `llm_calls/<exp>.jsonl` is the open trace: the plain record per line, appended and flushed
 per attempt like every JSONL file here (the writer copies a received body verbatim, so a
 400 KB echo costs the evaluation nothing more). During a run the open file is rolled over
 (`trace_rollover`): past a size it is renamed to a closed segment `<exp>.jsonl.seg<n>` and
-packed in the background. `TracePacker` appends a closed file's lines compact
-(`compact_calls`), whole examples gathered into gzip members of about 64 KB, after the
-members already in `llm_calls/<exp>.jsonl.gz`, syncs, and only then removes the plain file;
-`zcat` reads the packed file whole and a reader can inflate one example's member alone.
-Readers take the `.gz`, the segments in order and the `.jsonl` (each if present), and
-decode each example's records in order.
+packed in the background. `TracePacker` appends a closed file's lines as they are, whole
+examples gathered into zstd frames of about 64 KB (`members`), after the frames already in
+`llm_calls/<exp>.jsonl.zst`, syncs, and only then removes the plain file; `zstdcat` reads
+the packed file whole and a reader can decompress one example's frame alone.
 
-A compact record's `cid` is a hash of the plain line it came from: if a crash leaves a
-plain file beside a `.gz` that already holds its lines, readers and the next packing skip them.
+Traces packed before hold compact records (`compact_calls`) in gzip members,
+`<exp>.jsonl.gz`: read first, decoded, and never written again (a resumed session's new
+calls go to the `.zst`). Readers take the `.gz`, the `.zst`, the segments in order and the
+`.jsonl` (each if present).
+
+A line a crash left in a plain file after it was packed is known by its hash (`line_id`; a
+compact record carries it as `cid`): readers and the next packing skip it.
 """
 
 from __future__ import annotations
@@ -21,46 +24,49 @@ import contextlib
 import hashlib
 import os
 import re
-import zlib
 from collections import Counter, OrderedDict, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
 from w2c_tui import jsoncodec
-from w2c_tui.store.compact_calls import CID, KEPT, MAX_COMPACT_LINE, POOL_UUIDS, CompactDecoder, CompactEncoder, decode_rows
-from w2c_tui.store.jsonl import dumps
+from w2c_tui.store.compact_calls import CID, POOL_UUIDS, CompactDecoder, decode_rows
 from w2c_tui.store.line_index import add_call_stats, line_uuid
+from w2c_tui.store.members import DECOMPRESS_ERRORS, LEVEL, Compressor, Damage, decompress, iter_members
 
-PACKED_SUFFIX = ".gz"
+PACKED_SUFFIX = ".zst"
+GZIP_SUFFIX = ".gz"  # traces packed before: compact records in gzip members, read only
 SEGMENT_MARK = ".seg"  # + six digits after `<exp>.jsonl`
-_CHUNK = 1 << 16
-# A gzip member gathers whole examples until it holds this many compact bytes (an example larger
-# than that, a log-prob echo, is a member of its own): opening one example in the Trace screen
-# inflates at most this much besides the example itself, and gzip sees ten-odd chat records
-# at once instead of one. Measured on 512 mcq chat records (5.8 KB each), level 4: one
-# example per member 1.12 MB; 32 KB members 0.63 MB; 64 KB 0.55 MB; 128 KB 0.51 MB.
+# A frame gathers whole examples until it holds this many bytes (an example larger than that, a
+# log-prob echo, is a frame of its own): opening one example in the Trace screen decompresses at
+# most this much besides the example itself, and zstd sees ten-odd chat records at once
+# instead of one (one example per frame would pack them ~2x larger).
 MEMBER_BYTES = 64 << 10
-# gzip level: researchers keep these files, and the run pays the CPU. Same run, 64 KB members,
-# ms per record to compress / MB of the packed file:
-#   512 mcq chat records:         level 1 0.029 / 0.643   level 4 0.047 / 0.545   level 6 0.088 / 0.515
-#   128 mcq_logprob 380 KB echoes: level 1 0.54 / 2.899    level 4 0.88 / 2.797    level 6 1.98 / 2.749
-# Level 4 (the first with lazy matching) stays within 6% / 2% of level 6's size for about
-# half its time; level 1 would save another 0.02 ms (chat) / 0.3 ms (echo) per record for
-# files 18% / 4% larger. (One example per member at level 6, before: chat 0.091 / 1.107.)
-PACK_LEVEL = 4
 _MEMBER_CACHE = 8
-_CID = re.compile(rb'"' + CID.encode() + rb'":"([0-9a-f]{16})"(?:,"ckept":true)?\}\s*$')  # at a record's end
+_CID = re.compile(rb'"' + CID.encode() + rb'":"([0-9a-f]{16})"(?:,"ckept":true)?\}\s*$')  # at a compact record's end
 
 
 def packed_path(path: Path) -> Path:
-    """`<exp>.jsonl` -> `<exp>.jsonl.gz`."""
+    """`<exp>.jsonl` -> `<exp>.jsonl.zst`."""
     path = Path(path)
     return path.with_name(path.name + PACKED_SUFFIX)
 
 
+def gzip_path(path: Path) -> Path:
+    """`<exp>.jsonl` -> `<exp>.jsonl.gz`, where traces packed before zstd are."""
+    path = Path(path)
+    return path.with_name(path.name + GZIP_SUFFIX)
+
+
+def trace_path(file: Path) -> Path:
+    """The trace (`<exp>.jsonl`) one of its files belongs to: a packed file, a segment or the open file."""
+    file = Path(file)
+    name = file.name
+    return file.with_name(name[: name.index(".jsonl") + len(".jsonl")]) if ".jsonl" in name else file
+
+
 def line_id(line: bytes) -> str:
-    """The id a plain line gets as a compact record: 16 hex digits of its hash."""
+    """16 hex digits of a plain line's hash (a compact record's `cid` is that of its line)."""
     return hashlib.blake2b(line.rstrip(b"\r\n"), digest_size=8).hexdigest()
 
 
@@ -84,9 +90,9 @@ def segment_paths(path: Path) -> list[Path]:
 
 
 def has_trace(path: Path) -> bool:
-    """Any part of the trace is on disk: the `.gz`, a segment or the open file."""
+    """Any part of the trace is on disk: a packed file, a segment or the open file."""
     path = Path(path)
-    return path.is_file() or packed_path(path).is_file() or bool(segment_paths(path))
+    return any(p.is_file() for p in (path, packed_path(path), gzip_path(path))) or bool(segment_paths(path))
 
 
 # -- a consistent set of open files ----------------------------------------------------------
@@ -100,6 +106,23 @@ class _Plain:
     inode: int
 
 
+@dataclass
+class _PackedFile:
+    """A packed file of the trace, opened: the `.zst`, or the `.gz` of compact records."""
+
+    path: Path
+    fh: BinaryIO
+    damage: list[Damage] = field(default_factory=list)  # filled while its members are read
+
+    @property
+    def compact(self) -> bool:
+        return self.path.name.endswith(GZIP_SUFFIX)
+
+    def members(self) -> Iterator[tuple[int, int, bytes]]:
+        """(offset, length, lines) of each member, up to a damaged tail (then said in `damage`)."""
+        return iter_members(self.fh.read(), self.damage)
+
+
 def _open(path: Path) -> BinaryIO | None:
     try:
         return path.open("rb")
@@ -107,18 +130,19 @@ def _open(path: Path) -> BinaryIO | None:
         return None
 
 
-def _open_files(path: Path) -> tuple[BinaryIO | None, list[_Plain]]:
-    """The `.gz`, the segments and the open file, opened so that together they hold every call.
+def _open_files(path: Path) -> tuple[list[_PackedFile], list[_Plain]]:
+    """The packed files, the segments and the open file, opened so that together they hold every call.
 
     A rollover renames the open file to a segment and a packing appends a segment to the
-    `.gz` (synced) before removing it, so opening the `.gz` first, then the open file, then
-    the segments misses nothing: a segment gone before it was listed is in the `.gz` (read
+    `.zst` (synced) before removing it, so opening the `.zst` first, then the open file, then
+    the segments misses nothing: a segment gone before it was listed is in the `.zst` (read
     to its end later), and the open file renamed meanwhile is listed as a segment too (same
-    inode: read once). Only a `.gz` that appears meanwhile forces a second look.
+    inode: read once). Only a `.zst` that appears meanwhile forces a second look. (The `.gz`
+    is never written any more.)
     """
     packed = packed_path(path)
     while True:
-        gz = _open(packed)
+        zst = _open(packed)
         current = _open(path)
         plain = []
         for segment in segment_paths(path):
@@ -131,62 +155,18 @@ def _open_files(path: Path) -> tuple[BinaryIO | None, list[_Plain]]:
                 current.close()  # renamed to a segment after it was opened: read there
             else:
                 plain.append(_Plain(path, current, inode))
-        if gz is None and packed.exists():
+        if zst is None and packed.exists():
             for p in plain:
                 p.fh.close()
             continue  # the first packing created it meanwhile: what it holds may be gone from the segments
-        return gz, plain
+        old = _open(gzip_path(path))
+        files = [_PackedFile(p, fh) for p, fh in ((gzip_path(path), old), (packed, zst)) if fh is not None]
+        return files, plain
 
 
-# -- gzip members ----------------------------------------------------------------------------
-
-@dataclass
-class Damage:
-    """Where a packed trace stops being readable: `kind` "corrupted" (not gzip data), "cut"
-    (a member cut short: a packing killed mid-write, or a truncated file) or "empty"."""
-
-    kind: str
-    offset: int
-    size: int
-
-    def text(self, name: str) -> str:
-        if self.kind == "empty":
-            return f"{name}: packed trace damaged (empty, 0 bytes): its calls cannot be read"
-        return (
-            f"{name}: packed trace damaged ({self.kind} at byte {self.offset:,} of {self.size:,}): "
-            "the calls stored after it cannot be read"
-        )
-
-
-def _members(source: Path | BinaryIO, damage: list[Damage] | None = None) -> Iterator[tuple[int, int, bytes]]:
-    """(offset, length, inflated bytes) of each gzip member of a file; stops at a damaged tail
-    (said in `damage` when given)."""
-    if isinstance(source, Path):
-        with source.open("rb") as fh:
-            data = fh.read()
-    else:
-        data = source.read()
-    view = memoryview(data)
-    offset = 0
-    while offset < len(data):
-        inflater = zlib.decompressobj(wbits=31)
-        parts = []
-        pos = offset
-        try:
-            while not inflater.eof and pos < len(data):
-                chunk = view[pos : pos + _CHUNK]
-                parts.append(inflater.decompress(chunk))
-                pos += len(chunk) - len(inflater.unused_data)
-        except zlib.error:
-            if damage is not None:
-                damage.append(Damage("corrupted", offset, len(data)))
-            return
-        if not inflater.eof:
-            if damage is not None:
-                damage.append(Damage("cut", offset, len(data)))
-            return  # a member cut short
-        yield offset, pos - offset, b"".join(parts)
-        offset = pos
+def _close(packed: list[_PackedFile], plain: list[_Plain]) -> None:
+    for fh in [p.fh for p in packed] + [p.fh for p in plain]:
+        fh.close()
 
 
 def _lines(blob: bytes) -> Iterator[tuple[int, bytes]]:
@@ -199,88 +179,84 @@ def _lines(blob: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 class _Packed:
-    """What a packed file already holds, to tell which open-file lines a crash left behind."""
+    """The hashes of the lines packed files hold, to tell which plain-file lines a crash left behind."""
 
     def __init__(self) -> None:
         self.ids: set[str] = set()
-        self.plain: set[bytes] = set()
+        self.sizes: set[int] = set()  # of the lines packed as they are: most lines need no hash to be told apart
 
-    def add(self, line: bytes) -> None:
-        match = _CID.search(line, max(0, len(line) - 80))
+    def add(self, line: bytes, *, compact: bool = False) -> None:
+        match = _CID.search(line, max(0, len(line) - 80)) if compact else None
         if match:
             self.ids.add(match.group(1).decode())
+            self.sizes.add(-1)  # a compact record's plain line may have any size
         else:
-            self.plain.add(line)
+            self.ids.add(line_id(line))
+            self.sizes.add(len(line.rstrip(b"\r\n")))
 
     def holds(self, line: bytes) -> bool:
-        if not self.ids and not self.plain:
+        if not self.ids or (-1 not in self.sizes and len(line.rstrip(b"\r\n")) not in self.sizes):
             return False
-        return line in self.plain or line_id(line) in self.ids
+        return line_id(line) in self.ids
 
 
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _damage(gz: BinaryIO | None, found: list[Damage], plain: list) -> Damage | None:
-    """The damage readers must report: a corrupted member always; a cut tail or an empty `.gz`
-    only when no plain file is left beside it (with one, a packing was interrupted: the plain
-    file still holds those calls and the next packing cuts the tail off)."""
-    if gz is None:
-        return None
-    corrupted = next((d for d in found if d.kind == "corrupted"), None)
-    if corrupted is not None or plain:
-        return corrupted
-    if found:
-        return found[0]
-    size = os.fstat(gz.fileno()).st_size
-    return Damage("empty", 0, 0) if size == 0 else None
+def _damage_text(packed: list[_PackedFile], plain: list[_Plain]) -> str | None:
+    """The damage readers must report, once the packed files were read: a corrupted member
+    always; a cut tail or an empty file only when no plain file is left beside it (with one, a
+    packing was interrupted: the plain file still holds those calls and the next packing cuts
+    the tail off)."""
+    for part in packed:
+        corrupted = next((d for d in part.damage if d.kind == "corrupted"), None)
+        damage = corrupted if corrupted is not None or plain else (part.damage[0] if part.damage else None)
+        if damage is None and not plain and os.fstat(part.fh.fileno()).st_size == 0:
+            damage = Damage("empty", 0, 0)
+        if damage is not None:
+            return damage.text(part.path.name)
+    return None
 
 
 def trace_damage(path: Path) -> str | None:
-    """One line when the packed trace of `path` cannot be read whole (None when it can, or has none).
+    """One line when a packed file of `path`'s trace cannot be read whole (None when it can, or has none).
 
-    Inflates the whole `.gz` (seconds for a large trace): for `show`, `mlflow sync`, a thread.
+    Decompresses the packed files whole (seconds for a large trace): for `show`, `mlflow sync`, a thread.
     """
-    gz, plain = _open_files(Path(path))
+    packed, plain = _open_files(Path(path))
     try:
-        found: list[Damage] = []
-        if gz is not None:
-            for _ in _members(gz, found):
+        for part in packed:
+            for _ in part.members():
                 pass
-        damage = _damage(gz, found, plain)
-        return damage.text(packed_path(Path(path)).name) if damage else None
+        return _damage_text(packed, plain)
     finally:
-        for fh in [gz] + [p.fh for p in plain]:
-            if fh is not None:
-                fh.close()
+        _close(packed, plain)
 
 
 def iter_call_lines(path: Path) -> Iterator[bytes]:
-    """Every stored line of a trace: the packed file's, then the segments' and the open file's
+    """Every stored line of a trace: the packed files', then the segments' and the open file's
     (without lines a packing already copied)."""
-    gz, plain = _open_files(Path(path))
+    packed, plain = _open_files(Path(path))
     try:
         seen = _Packed()
-        if gz is not None:
-            for _, _, blob in _members(gz):
+        for part in packed:
+            for _, _, blob in part.members():
                 for _, line in _lines(blob):
                     if plain:
-                        seen.add(line)
+                        seen.add(line, compact=part.compact)
                     yield line
-        for part in plain:
-            for line in part.fh:
+        for each in plain:
+            for line in each.fh:
                 if not seen.holds(line):
                     yield line
     finally:
-        for fh in [gz] + [p.fh for p in plain]:
-            if fh is not None:
-                fh.close()
+        _close(packed, plain)
 
 
 def iter_calls(path: Path, *, decode: bool = True) -> Iterator[dict[str, Any]]:
-    """The call records of a trace (`<exp>.jsonl`, its `.gz` or both) as exchanged, in file
-    order; `decode=False` gives them as stored, enough for the top-level fields. Lines that do
-    not parse are skipped."""
+    """The call records of a trace (`<exp>.jsonl`, its packed files or all) as exchanged, in file
+    order; `decode=False` gives compact records as stored, enough for the top-level fields.
+    Lines that do not parse are skipped."""
     decoders: OrderedDict[str, CompactDecoder] = OrderedDict()
     for line in iter_call_lines(path):
         if not line.strip():
@@ -309,16 +285,16 @@ def iter_calls(path: Path, *, decode: bool = True) -> Iterator[dict[str, Any]]:
 
 # -- packing ---------------------------------------------------------------------------------
 
-def pack_calls(path: Path, *, level: int = PACK_LEVEL, packer: "TracePacker | None" = None) -> Path | None:
+def pack_calls(path: Path, *, packer: "TracePacker | None" = None) -> Path | None:
     """Pack what is left plain of a trace (its closed segments, then the open file) after the
-    members already in `<exp>.jsonl.gz`; each plain file is removed once its lines are packed.
+    frames already in `<exp>.jsonl.zst`; each plain file is removed once its lines are packed.
 
-    Blocking (seconds for a large `mcq_logprob` trace): run it in a thread. `packer` is the one
-    that packed this trace's earlier segments in this process (it goes on from what it knows).
-    Returns the packed path, None when there is no trace.
+    Blocking (a second for a large `mcq_logprob` trace): run it in a thread. `packer` is the
+    one that packed this trace's earlier segments in this process (it goes on from what it
+    knows). Returns the packed path, None when there is no packed file.
     """
     path = Path(path)
-    packer = packer or TracePacker(path, level=level)
+    packer = packer or TracePacker(path)
     for segment in segment_paths(path):
         packer.pack_file(segment)
     packer.pack_file(path)
@@ -327,45 +303,51 @@ def pack_calls(path: Path, *, level: int = PACK_LEVEL, packer: "TracePacker | No
 
 
 class TracePacker:
-    """Appends closed plain files of one trace to its `.gz`, compact, in the order they are given.
+    """Appends closed plain files of one trace to its `.zst`, in the order they are given.
 
-    One per trace and process, and one call at a time: the `.gz` has a single writer. A file's
-    lines are written example by example, in the order the examples were first met, so the
-    file stays in call order (a resumed run's calls come last); whole examples are gathered
-    into gzip members of about `MEMBER_BYTES` (files packed before hold one example per
-    member: readers take both, in one file too). The members are
-    appended in place and synced before the plain file is removed, so a kill leaves at worst
-    a damaged tail (cut off before the next append; readers stop there) and the plain file,
-    whose lines already packed readers and the next packing skip. The encoder carries over
-    from file to file, so an example whose calls straddle two segments may refer to its
-    calls in the earlier member (readers decode an example's rows in file order, across members).
+    One per trace and process, and one call at a time: the `.zst` has a single writer. A
+    file's lines are written as they are, example by example, in the order the examples were
+    first met, so the file stays in call order (a resumed run's calls come last); whole
+    examples are gathered into frames of about `MEMBER_BYTES`. The frames are appended in
+    place and synced before the plain file is removed, so a kill leaves at worst a damaged
+    tail (cut off before the next append; readers stop there) and the plain file, whose lines
+    already packed readers and the next packing skip.
     """
 
-    def __init__(self, path: Path, *, level: int = PACK_LEVEL, member_bytes: int = MEMBER_BYTES) -> None:
+    def __init__(self, path: Path, *, level: int = LEVEL, member_bytes: int = MEMBER_BYTES) -> None:
         self.path = Path(path)
         self.packed = packed_path(self.path)
-        self.level = level
         self.member_bytes = member_bytes
-        self._encoder = CompactEncoder()
+        self._compressor = Compressor(level)
         self._seen: _Packed | None = None  # lines packed before this process: read once
-        self._whole = 0  # bytes of whole members
-        self._corrupted: Damage | None = None  # not gzip data after `_whole`: never cut off
+        self._whole = 0  # bytes of whole frames
+        self._corrupted: Damage | None = None  # not a frame after `_whole`: never cut off
+        self._gzip_whole: int | None = None  # where the `.gz`'s whole members end, if a packing before left a torn tail
 
     def _scan(self) -> _Packed:
+        """What the packed files hold (the `.gz` of an older version too), and where the `.zst`'s whole frames end."""
         seen = _Packed()
-        self._whole = 0
-        found: list[Damage] = []
-        if self.packed.is_file():
-            for offset, length, blob in _members(self.packed, found):
-                self._whole = offset + length
-                for _, line in _lines(blob):
-                    seen.add(line)
-        self._corrupted = next((d for d in found if d.kind == "corrupted"), None)
+        self._whole, self._gzip_whole = 0, None
+        files = [_PackedFile(p, p.open("rb")) for p in (gzip_path(self.path), self.packed) if p.is_file()]
+        try:
+            for part in files:
+                whole = 0
+                for offset, length, blob in part.members():
+                    whole = offset + length
+                    for _, line in _lines(blob):
+                        seen.add(line, compact=part.compact)
+                if part.compact:
+                    self._gzip_whole = whole if any(d.kind == "cut" for d in part.damage) else None
+                else:
+                    self._whole = whole
+        finally:
+            _close(files, [])
+        self._corrupted = next((d for part in files if part.path == self.packed for d in part.damage if d.kind == "corrupted"), None)
         self._seen = seen
         return seen
 
     def pack_file(self, source: Path) -> None:
-        """Append `source`'s lines (those not packed yet) to the `.gz`, sync, then remove `source`."""
+        """Append `source`'s lines (those not packed yet) to the `.zst`, sync, then remove `source`."""
         source = Path(source)
         if not source.is_file():
             return
@@ -380,7 +362,7 @@ class TracePacker:
                 content = content or bool(line.strip())
         created = not self.packed.exists()
         if created and not content:
-            source.unlink(missing_ok=True)  # no call: no `.gz` (an empty one reads as a damaged trace)
+            source.unlink(missing_ok=True)  # no call: no `.zst` (an empty one reads as a damaged trace)
             return
         self._refuse_corrupted()
         fd = os.open(self.packed, os.O_RDWR | os.O_CREAT, 0o666)
@@ -392,6 +374,9 @@ class TracePacker:
                 self._refuse_corrupted()
                 if not source.is_file():
                     return
+            if self._gzip_whole is not None:  # as the packing of that version would have: its lines are still plain
+                os.truncate(gzip_path(self.path), self._gzip_whole)
+                self._gzip_whole = None
             try:
                 out.truncate(self._whole)  # a tail a killed packing left half written
                 out.seek(self._whole)
@@ -401,8 +386,7 @@ class TracePacker:
             except BaseException:
                 with contextlib.suppress(OSError):
                     out.truncate(self._whole)
-                # The encoder may remember records that were not written: start afresh, re-read the .gz.
-                self._encoder, self._seen = CompactEncoder(), None
+                self._seen = None  # may hold lines that were not written: read the file again
                 raise
             self._whole = out.tell()
             if created:
@@ -410,13 +394,13 @@ class TracePacker:
             source.unlink(missing_ok=True)  # still under the lock: no other packer sees it half done
 
     def _refuse_corrupted(self) -> None:
-        """Appending would first cut the file at its last whole member, losing what follows a
+        """Appending would first cut the file at its last whole frame, losing what follows a
         corrupted one: the plain file is kept (readable) and the damage said instead."""
         if self._corrupted is not None:
             raise OSError(f"{self._corrupted.text(self.packed.name)}; not appended to, so nothing after it is cut off")
 
     def _write_members(self, out: BinaryIO, src: BinaryIO, spans: dict[str, list[tuple[int, int]]], seen: _Packed) -> None:
-        """Whole examples, in order, gathered into members of about `member_bytes` compact bytes."""
+        """Whole examples, in order, gathered into frames of about `member_bytes`."""
         gathered: list[bytes] = []
         size = 0
         for example in spans.values():
@@ -425,27 +409,24 @@ class TracePacker:
                 src.seek(offset)
                 line = src.read(length)
                 if line.strip() and not seen.holds(line):
-                    lines.append(_compact_line(self._encoder, line))
+                    lines.append(line if line.endswith(b"\n") else line + b"\n")
             if not lines:
                 continue
             more = sum(map(len, lines))
-            if gathered and size + more > self.member_bytes:  # a large example gets a member of its own
-                out.write(self._member(gathered))
+            if gathered and size + more > self.member_bytes:  # a large example gets a frame of its own
+                out.write(self._compressor.member(b"".join(gathered)))
                 gathered, size = [], 0
             gathered += lines
             size += more
             if size >= self.member_bytes:
-                out.write(self._member(gathered))
+                out.write(self._compressor.member(b"".join(gathered)))
                 gathered, size = [], 0
         if gathered:
-            out.write(self._member(gathered))
-
-    def _member(self, lines: list[bytes]) -> bytes:
-        return zlib.compress(b"".join(lines), self.level, wbits=31)  # a gzip member (as gzip.compress, mtime 0)
+            out.write(self._compressor.member(b"".join(gathered)))
 
 
 def _lock(fh: BinaryIO) -> None:
-    """An exclusive lock on the open `.gz`, released when it is closed (POSIX; skipped elsewhere)."""
+    """An exclusive lock on the open `.zst`, released when it is closed (POSIX; skipped elsewhere)."""
     try:
         import fcntl
     except ImportError:
@@ -462,33 +443,6 @@ def _sync_folder(folder: Path) -> None:
         finally:
             os.close(fd)
 
-def _compact_line(encoder: CompactEncoder, line: bytes) -> bytes:
-    """The line as a compact record; as it was when it is not a record (a torn line) or
-    cannot be made compact safely."""
-    if not line.endswith(b"\n"):
-        line += b"\n"
-    if len(line) > MAX_COMPACT_LINE:  # bounded memory: a huge record stays as it was
-        return line
-    try:
-        row = jsoncodec.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        return line
-    if not isinstance(row, dict) or CID in row:
-        return line
-    try:
-        compact = encoder.encode(row, line_id(line), line)
-    except Exception:  # noqa: BLE001 - a flaw in compacting must not lose the call: keep it plain
-        return line
-    if compact is row:
-        return line
-    body = line.rstrip() if encoder.literal else b""
-    if body.endswith(b"}") and KEPT not in row:
-        # Nothing referred to (a chat record, most often): the line as it was, its id added,
-        # instead of writing it again. `encode` looked at it whole: no marker, no secret.
-        tail = b',"ckept":true}\n' if compact.get(KEPT) is True else b"}\n"
-        return body[:-1] + b',"' + CID.encode() + b'":"' + compact[CID].encode() + b'"' + tail
-    return (dumps(compact) + "\n").encode("utf-8")
-
 
 # -- the index the Trace screen reads ---------------------------------------------------------
 
@@ -498,6 +452,7 @@ class _Stale(OSError):
 
 @dataclass
 class _Member:
+    path: Path
     offset: int
     length: int
 
@@ -505,13 +460,13 @@ class _Member:
 class CallIndex:
     """uuid -> where its call records are, in the packed trace, its segments and open file; rows come back decoded.
 
-    The packed file is inflated once to index it (member by member); opening an example then
-    inflates only its member (at most ~64 KB besides the example itself), the last few kept in memory.
+    The packed files are decompressed once to index them (member by member); opening an example
+    then decompresses only its member (at most ~64 KB besides the example itself), the last few
+    kept in memory.
     """
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.packed = packed_path(self.path)
         self.latencies_ms: list[float] = []
         self.statuses: Counter = Counter()
         self.n_lines = 0
@@ -526,16 +481,16 @@ class CallIndex:
     @classmethod
     def build(cls, path: Path) -> "CallIndex":
         index = cls(path)
-        gz, plain = _open_files(index.path)
+        packed, plain = _open_files(index.path)
         try:
             seen = _Packed()
-            found: list[Damage] = []
-            if gz is not None:
-                for number, (offset, length, blob) in enumerate(_members(gz, found)):
-                    index._members.append(_Member(offset, length))
+            for each in packed:
+                for offset, length, blob in each.members():
+                    number = len(index._members)
+                    index._members.append(_Member(each.path, offset, length))
                     for start, line in _lines(blob):
                         if plain:
-                            seen.add(line)
+                            seen.add(line, compact=each.compact)
                         index._packed_spans[line_uuid(line) or ""].append((number, start, len(line)))
                         index._count(line)
             for number, part in enumerate(plain):
@@ -546,12 +501,9 @@ class CallIndex:
                         index._open_spans[line_uuid(line) or ""].append((number, offset, len(line)))
                         index._count(line)
                     offset += len(line)
-            damage = _damage(gz, found, plain)
-            index.damaged = damage.text(index.packed.name) if damage else None
+            index.damaged = _damage_text(packed, plain)
         finally:
-            for fh in [gz] + [p.fh for p in plain]:
-                if fh is not None:
-                    fh.close()
+            _close(packed, plain)
         return index
 
     def _count(self, line: bytes) -> None:
@@ -566,9 +518,9 @@ class CallIndex:
         blob = self._cache.get(number)
         if blob is None:
             member = self._members[number]
-            with self.packed.open("rb") as fh:
+            with member.path.open("rb") as fh:
                 fh.seek(member.offset)
-                blob = zlib.decompress(fh.read(member.length), wbits=31)
+                blob = decompress(fh.read(member.length))
             self._cache[number] = blob
             while len(self._cache) > _MEMBER_CACHE:
                 self._cache.popitem(last=False)
@@ -601,7 +553,7 @@ class CallIndex:
         """The example's call records in the order they were made, as exchanged."""
         try:
             lines = self.raw_lines(uuid)
-        except (OSError, zlib.error):  # rolled over or packed since it was indexed: index again
+        except (OSError, *DECOMPRESS_ERRORS):  # rolled over or packed since it was indexed: index again
             self.__dict__.update(CallIndex.build(self.path).__dict__)
             lines = self.raw_lines(uuid)
         found = []

@@ -3,7 +3,7 @@
     <workdir>/runs/<RUN_KEY>/sessions/<FINGERPRINT>/
         manifest.json  mlflow_ids.json  session_summary.json
         checkpoints/<exp_name>/   *.jsonl, audit_fallbacks.jsonl, _DONE.json
-        artifacts_local/<exp_name>/   metrics.json, audit_summary.json, llm_calls/<exp_name>.jsonl[.gz]
+        artifacts_local/<exp_name>/   metrics.json, audit_summary.json, llm_calls/<exp_name>.jsonl[.zst|.gz]
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class SessionPaths:
         return self.artifacts(exp_name) / METRICS_FILE
 
     def calls_file(self, exp_name: str) -> Path:
-        """The open call trace; packed into `<name>.gz` when the run ends (read both with `store.call_files`)."""
+        """The open call trace; packed into `<name>.zst` when the run ends (`<name>.gz` before; read them with `store.call_files`)."""
         return self.artifacts(exp_name) / "llm_calls" / f"{exp_name}.jsonl"
 
     def exp_names(self) -> list[str]:

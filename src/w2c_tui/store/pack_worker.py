@@ -1,11 +1,13 @@
 """A child process that packs closed call-trace segments, so packing runs on another core.
 
-Compacting is pure Python (milliseconds per call): in the run's own process it would take
-the interpreter lock from the event loop. The run starts one worker (`PackWorker`) and sends
-it one job at a time as a JSON line on stdin, `["segment", trace, segment]`; the worker
-packs it (`call_files.TracePacker`, one per trace, kept between jobs so examples straddling
-segments share their context) and answers `["ok"]` or `["error", reason]`. It ends when its
-stdin closes (also when the run's process dies: it finishes the segment at hand first).
+Packing a segment is reading its lines, grouping them by example and compressing them
+with zstd, which is C code (~0.5 ms of CPU for a 445 KB echo, ~0.02 ms for a chat record);
+a child keeps even that off the process whose event loop makes the calls. The run starts
+one worker (`PackWorker`) and sends it one job at a time as a JSON line on stdin,
+`["segment", trace, segment]`; the worker packs it (`call_files.TracePacker`, one per
+trace, kept between jobs so the `.zst` is read once, not once a segment) and answers
+`["ok"]` or `["error", reason]`. It ends when its stdin closes (also when the run's process
+dies: it finishes the segment at hand first).
 
     python -m w2c_tui.store.pack_worker
 """
@@ -69,8 +71,8 @@ def main() -> None:
             packer = packers.get(trace)
             if packer is None:
                 packer = packers[trace] = TracePacker(Path(trace))
-            # A 400 KB echo parses into ~30,000 objects: the cyclic collector would scan them
-            # again and again while they are compacted (~10% of the time), and packing makes no cycles.
+            # Packing makes no cycles: the collector has nothing to find (it cost ~10% when
+            # lines were parsed to be compacted; they are now copied as they are).
             gc.disable()
             try:
                 packer.pack_file(Path(segment))

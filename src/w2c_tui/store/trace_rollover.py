@@ -2,10 +2,10 @@
 
 The open trace `llm_calls/<exp>.jsonl` is written plain (cheap per call). Once it passes
 `ROLL_BYTES` it is renamed to the next closed segment (`<exp>.jsonl.seg<n>`), a fresh open
-file takes the following calls, and the segment is packed into the `.gz` in the background
+file takes the following calls, and the segment is packed into the `.zst` in the background
 (`call_files.TracePacker`, in a child process: `pack_worker`) and removed, so the plain part
 stays near `ROLL_BYTES` plus what packing has not caught up with. Calls of one example may fall in two segments; readers
-take the `.gz`, the segments and the open file in order (`call_files`).
+take the packed files, the segments and the open file in order (`call_files`).
 
 Segments are packed one at a time, oldest first, and a segment is removed only after its
 packed copy is synced: a kill loses no call, and the next launch packs the segments left
@@ -32,7 +32,7 @@ class BackgroundPacking:
     """Packs the closed segments of every trace of a run, one at a time, in the order they closed.
 
     A thread takes them in order; by default it hands each to a child process (`PackWorker`),
-    so compacting does not compete with the event loop for the interpreter lock.
+    so packing does not compete with the event loop for the interpreter lock.
     `in_process=True` packs in the thread itself.
     """
 

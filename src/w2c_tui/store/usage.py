@@ -154,10 +154,10 @@ def book_of_records(records: Iterable[Mapping[str, Any]]) -> UsageBook:
 
 
 def book_of_trace(path: Path) -> UsageBook:
-    """Usage from one pipeline's call trace (llm_calls/<exp>.jsonl and its packed .gz, every launch).
+    """Usage from one pipeline's call trace (llm_calls/<exp>.jsonl and its packed .zst or older .gz, every launch).
 
     Lines that do not parse (a torn last line) are skipped: that attempt's answer was never
-    fully recorded. Only top-level fields are read, so compact records are not decoded.
+    fully recorded. Only top-level fields are read, so an old `.gz`'s compact records are not decoded.
     """
     return book_of_records(iter_calls(Path(path), decode=False))
 

@@ -2,8 +2,8 @@
 
 For each pipeline and concurrency it runs a fresh session and reports requests/s,
 examples/s, efficiency = achieved req/s / (concurrency / latency), requests per example,
-and the client's own CPU time per request (checkpointing, tracing and the trace packer's
-child process included; the sim runs in another process).
+and the client's own CPU time per request (checkpointing, tracing and packing included, also
+the packing child process of trees before 2026-11-26; the sim runs in another process).
 
     .venv/bin/python benchmarks/throughput.py                      # all pipelines, c = 1 8 32 64
     .venv/bin/python benchmarks/throughput.py --concurrency 1 32 --pipelines mcq
@@ -106,7 +106,7 @@ def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: 
     [outcome] = asyncio.run(launch.run())
     wall = time.perf_counter() - wall
     cpu = time.process_time() - cpu
-    children = children_cpu_seconds() - children  # the trace packer's child process, reaped at the session's end
+    children = children_cpu_seconds() - children  # a packing child process (trees before 2026-11-26), reaped at the session's end
     sim_after = process_cpu_seconds(sim_pid)
     snap = outcome.state.snapshot()
     assert outcome.ok, outcome.statuses

@@ -335,7 +335,7 @@ def test_a_kill_mid_pack_loses_no_call_and_the_next_launch_finishes_the_packing(
     trace.close()
     segments = segment_paths(path)
     assert len(segments) >= 3 and path.exists()
-    # A packing process killed after writing the members of the first segment, before its sync and removal.
+    # A packing killed after writing the members of the first segment, before its sync and removal.
     script = (
         "import os, sys; from w2c_tui.store import call_files\n"
         "os.fsync = lambda fd: os._exit(9)\n"
@@ -364,7 +364,7 @@ def test_a_kill_mid_pack_loses_no_call_and_the_next_launch_finishes_the_packing(
 def test_a_failed_segment_packing_stops_until_the_end_so_the_order_holds(tmp_path, monkeypatch):
     path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
     records = _in_flight_records()
-    packing = BackgroundPacking(in_process=True)
+    packing = BackgroundPacking()
     real = call_files.TracePacker._write_members
     calls = {"n": 0}
 
@@ -426,7 +426,7 @@ class _NoPacking(BackgroundPacking):
 
 
 def test_a_second_packer_of_the_same_trace_appends_after_the_first_instead_of_cutting_it(tmp_path):
-    """A killed run's packing process may still be finishing when the next launch packs."""
+    """Another process may be packing the same trace (a killed run's last packing, finishing)."""
     path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
     records = _in_flight_records()
     trace = RollingTrace(path, _NoPacking(), roll_bytes=4_000)
@@ -474,7 +474,7 @@ def test_the_next_launch_packs_the_segments_a_killed_run_left(sim, tmp_path, mon
 def test_an_index_made_before_a_rollover_still_opens_every_call(tmp_path):
     path = tmp_path / "llm_calls" / "mcq_logprob.jsonl"
     records = _in_flight_records()
-    packing = BackgroundPacking(in_process=True)
+    packing = BackgroundPacking()
     trace = RollingTrace(path, packing, roll_bytes=4_000)
     for record in records[:3]:
         trace.append(record)

@@ -23,7 +23,7 @@ JUDGE_TOKEN = "sk-SENTINEL-judge-77d0b3c4"
 def test_sentinel_tokens_appear_nowhere(sim, tmp_path, monkeypatch, capsys, roll_bytes):
     monkeypatch.chdir(tmp_path)
     rolled: list[str] = []
-    if roll_bytes is not None:  # trace segments packed by the packing process during the run
+    if roll_bytes is not None:  # trace segments packed in the background during the run
         monkeypatch.setattr(trace_rollover, "ROLL_BYTES", roll_bytes)
         submit = trace_rollover.BackgroundPacking.submit
 

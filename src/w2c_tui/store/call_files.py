@@ -367,7 +367,7 @@ class TracePacker:
         self._refuse_corrupted()
         fd = os.open(self.packed, os.O_RDWR | os.O_CREAT, 0o666)
         with os.fdopen(fd, "r+b") as out, source.open("rb") as src:
-            _lock(out)  # one writer, even if a killed run's packing process is still finishing
+            _lock(out)  # one writer, whatever process packs this trace
             if os.fstat(out.fileno()).st_size != self._whole or not source.is_file():
                 # Someone else packed meanwhile (or left a torn tail): learn what the file holds now.
                 seen = self._scan()

@@ -3,7 +3,7 @@
 The open trace `llm_calls/<exp>.jsonl` is written plain (cheap per call). Once it passes
 `ROLL_BYTES` it is renamed to the next closed segment (`<exp>.jsonl.seg<n>`), a fresh open
 file takes the following calls, and the segment is packed into the `.zst` in the background
-(`call_files.TracePacker`, in a child process: `pack_worker`) and removed, so the plain part
+(`call_files.TracePacker`, in a thread of the run's process) and removed, so the plain part
 stays near `ROLL_BYTES` plus what packing has not caught up with. Calls of one example may fall in two segments; readers
 take the packed files, the segments and the open file in order (`call_files`).
 
@@ -23,7 +23,6 @@ from typing import Any
 
 from w2c_tui.store.call_files import SEGMENT_MARK, TracePacker, pack_calls, segment_path, segment_paths
 from w2c_tui.store.jsonl import JsonlAppender
-from w2c_tui.store.pack_worker import PackWorker
 
 ROLL_BYTES = 32 << 20  # 32 MB: ~80 mcq_logprob examples; 0 = never roll over (pack at the end only)
 
@@ -31,14 +30,12 @@ ROLL_BYTES = 32 << 20  # 32 MB: ~80 mcq_logprob examples; 0 = never roll over (p
 class BackgroundPacking:
     """Packs the closed segments of every trace of a run, one at a time, in the order they closed.
 
-    A thread takes them in order; by default it hands each to a child process (`PackWorker`),
-    so packing does not compete with the event loop for the interpreter lock.
-    `in_process=True` packs in the thread itself.
+    One thread takes them in order. It holds the interpreter lock only to split a segment into
+    lines and group them by example; zstd compresses without it, so the event loop goes on.
     """
 
-    def __init__(self, *, in_process: bool = False) -> None:
+    def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-pack")
-        self._worker = None if in_process else PackWorker()
         self._lock = threading.Lock()
         self._packers: dict[Path, TracePacker] = {}
         self._queued: set[Path] = set()
@@ -74,19 +71,14 @@ class BackgroundPacking:
         if path in self._failed:
             return  # a later segment must not be packed before the one that failed
         try:
-            if self._worker is not None:
-                self._worker.pack(path, segment)
-            else:
-                self.packer(path).pack_file(segment)
+            self.packer(path).pack_file(segment)
         except Exception as exc:  # noqa: BLE001 - the segment stays whole and readable; pack_all retries it
             self._failed.add(path)
             self.errors.append(f"{segment.name}: {exc}")
 
     def drain(self) -> None:
-        """Wait for the queued segments and end the packing process (blocking: call it in a thread)."""
+        """Wait for the queued segments (blocking: call it in a thread)."""
         self._executor.shutdown(wait=True)
-        if self._worker is not None:
-            self._worker.close()
 
     def pack_all(self, path: Path) -> None:
         """After `drain`: pack what is left plain of the trace, oldest first."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import sys
 import tempfile
 import threading
@@ -62,10 +61,11 @@ class Sampler(threading.Thread):
 def timed_packing(times: list[float]):
     plain = SessionObserver.pack_traces
 
-    def pack_traces(self: SessionObserver) -> None:
+    def pack_traces(self: SessionObserver) -> list[str]:
         start = time.perf_counter()
-        plain(self)
+        problems = plain(self)
         times.append(time.perf_counter() - start)
+        return problems
 
     return pack_traces
 
@@ -77,23 +77,13 @@ def run(url: str, pid: int, roll_mb: float, n: int, concurrency: int, folder: Pa
     SessionObserver.pack_traces = timed_packing(packing)
     sampler = Sampler(folder)
     sampler.start()
-    children = child_cpu_seconds()  # the packing process, once it has ended (the sim is reaped only at the end)
     try:
         row = measure(url, PIPELINE, concurrency, n, folder, pid)
     finally:
         sampler.stop.set()
         sampler.join()
-    worker_cpu = child_cpu_seconds() - children
-    row.update(
-        roll_mb=roll_mb, peak_bytes=sampler.peak, final_bytes=trace_bytes(folder), pack_end_s=sum(packing),
-        worker_cpu_ms_per_request=1000 * worker_cpu / row["requests"],
-    )
+    row.update(roll_mb=roll_mb, peak_bytes=sampler.peak, final_bytes=trace_bytes(folder), pack_end_s=sum(packing))
     return row
-
-
-def child_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -121,13 +111,13 @@ def main() -> None:
     mb = 1e6
     print(f"\n{PIPELINE}, sim latency {args.latency_ms:.0f} ms, concurrency {args.concurrency}; python {sys.version.split()[0]}\n")
     print("| examples | rollover | peak llm_calls MB | final MB | end-of-run packing s | run s | req/s "
-          "| client CPU ms/req | packing process CPU ms/req |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| client CPU ms/req |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         roll = "off (pack at end)" if not r["roll_mb"] else f"{r['roll_mb']:g} MB"
         print(
             f"| {r['examples']} | {roll} | {r['peak_bytes'] / mb:.1f} | {r['final_bytes'] / mb:.2f} | {r['pack_end_s']:.2f} | "
-            f"{r['seconds']:.1f} | {r['req_per_s']:.1f} | {r['cpu_ms_per_request']:.2f} | {r['worker_cpu_ms_per_request']:.2f} |"
+            f"{r['seconds']:.1f} | {r['req_per_s']:.1f} | {r['cpu_ms_per_request']:.2f} |"
         )
 
 

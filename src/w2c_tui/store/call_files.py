@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, Iterator
 from w2c_tui import jsoncodec
 from w2c_tui.store.compact_calls import CID, POOL_UUIDS, CompactDecoder, decode_rows
 from w2c_tui.store.line_index import add_call_stats, line_uuid
-from w2c_tui.store.members import DECOMPRESS_ERRORS, LEVEL, Compressor, Damage, decompress, iter_members
+from w2c_tui.store.members import DECOMPRESS_ERRORS, Compressor, Damage, decompress, iter_members
 
 PACKED_SUFFIX = ".zst"
 GZIP_SUFFIX = ".gz"  # traces packed before: compact records in gzip members, read only
@@ -314,11 +314,11 @@ class TracePacker:
     already packed readers and the next packing skip.
     """
 
-    def __init__(self, path: Path, *, level: int = LEVEL, member_bytes: int = MEMBER_BYTES) -> None:
+    def __init__(self, path: Path, *, member_bytes: int = MEMBER_BYTES) -> None:
         self.path = Path(path)
         self.packed = packed_path(self.path)
         self.member_bytes = member_bytes
-        self._compressor = Compressor(level)
+        self._compressor = Compressor()
         self._seen: _Packed | None = None  # lines packed before this process: read once
         self._whole = 0  # bytes of whole frames
         self._corrupted: Damage | None = None  # not a frame after `_whole`: never cut off

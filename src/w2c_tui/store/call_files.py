@@ -159,9 +159,14 @@ def _open_files(path: Path) -> tuple[list[_PackedFile], list[_Plain]]:
             for p in plain:
                 p.fh.close()
             continue  # the first packing created it meanwhile: what it holds may be gone from the segments
-        old = _open(gzip_path(path))
-        files = [_PackedFile(p, fh) for p, fh in ((gzip_path(path), old), (packed, zst)) if fh is not None]
-        return files, plain
+        return _open_packed(path, zst), plain
+
+
+def _open_packed(path: Path, zst: BinaryIO | None) -> list[_PackedFile]:
+    """The packed files in the order readers take them: an older version's `.gz`, then the
+    `.zst` (`zst`, opened by the caller, or None)."""
+    old = _open(gzip_path(path))
+    return [_PackedFile(p, fh) for p, fh in ((gzip_path(path), old), (packed_path(path), zst)) if fh is not None]
 
 
 def _close(packed: list[_PackedFile], plain: list[_Plain]) -> None:
@@ -327,8 +332,8 @@ class TracePacker:
     def _scan(self) -> _Packed:
         """What the packed files hold (the `.gz` of an older version too), and where the `.zst`'s whole frames end."""
         seen = _Packed()
-        self._whole, self._gzip_whole = 0, None
-        files = [_PackedFile(p, p.open("rb")) for p in (gzip_path(self.path), self.packed) if p.is_file()]
+        self._whole, self._gzip_whole, self._corrupted = 0, None, None
+        files = _open_packed(self.path, _open(self.packed))
         try:
             for part in files:
                 whole = 0
@@ -340,9 +345,9 @@ class TracePacker:
                     self._gzip_whole = whole if any(d.kind == "cut" for d in part.damage) else None
                 else:
                     self._whole = whole
+                    self._corrupted = next((d for d in part.damage if d.kind == "corrupted"), None)
         finally:
             _close(files, [])
-        self._corrupted = next((d for part in files if part.path == self.packed for d in part.damage if d.kind == "corrupted"), None)
         self._seen = seen
         return seen
 

@@ -129,8 +129,9 @@ def measure(url: str, pipeline: str, concurrency: int, n_examples: int, folder: 
 
 
 def efficiency(row: dict, latency_s: float) -> float:
-    """Achieved req/s over the floor's C / L (llm_judge's two dependent requests: the same bound on requests)."""
-    return row["req_per_s"] / (row["concurrency"] / latency_s)
+    """Achieved req/s over the floor's C / L (llm_judge's two dependent requests: the same bound on requests);
+    NaN at L = 0, where there is no such floor."""
+    return row["req_per_s"] / (row["concurrency"] / latency_s) if latency_s else math.nan
 
 
 def main() -> None:

@@ -138,7 +138,9 @@ def test_logprob_requests_reach_lm_evals_token_ids_in_one_request(full_run):
         request, choices = c["request"], c["response"]["choices"]
         assert len(request["prompt"]) == 5 and all(isinstance(p, str) for p in request["prompt"])
         assert request["add_special_tokens"] is False and request["return_token_ids"] is True
-        assert request["echo"] is True and request["max_tokens"] == 1 and request["logprobs"] == 1
+        # logprobs 0: each token's own log-probability, no alternatives beside it (unread)
+        assert request["echo"] is True and request["max_tokens"] == 1 and request["logprobs"] == 0
+        assert all(len(top) == 1 for choice in choices for top in choice["logprobs"]["top_logprobs"][1:])
         context, *wholes = [choice["prompt_token_ids"] for choice in choices]
         assert all(whole[: len(context)] == context for whole in wholes)
         rows = debug[c["uuid"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -386,7 +387,29 @@ def check_logprobs(choice: dict, prompt: str, echoed: bool) -> None:
         before = choice["text"][: lp["text_offset"][i]] if echoed else prompt + choice["text"][: lp["text_offset"][i]]
         assert value == token_logprob(SEED, before, token)
         assert value in (expected_logprob(SEED, before, token, False), expected_logprob(SEED, before, token, True))
-        assert -6.0 <= value <= -0.05 and top == {token: value}
+        assert -6.0 <= value <= -0.05
+        assert top == own_and_alternative(token, value)
+
+
+def own_and_alternative(token: str, value: float) -> dict[str, float]:
+    """vLLM's top_logprobs at `logprobs: 1`: the token's own first, then the most likely token
+    when that is another; the sim's other token takes the rest of the probability."""
+    if value >= -math.log(2):
+        return {token: value}
+    return {token: value, " a" if token == " the" else " the": math.log1p(-math.exp(value))}
+
+
+def test_logprobs_zero_lists_each_token_alone_and_one_adds_the_likelier_token(client):
+    prompt = "The capital of France is Paris, and the capital of Italy is Rome."
+    answers = {
+        k: client.post("/completions", json={"prompt": prompt, "echo": True, "logprobs": k, "max_tokens": 3, "temperature": 0}).json()["choices"][0]["logprobs"]
+        for k in (0, 1, 5)
+    }
+    assert answers[0]["tokens"] == answers[1]["tokens"] and answers[0]["token_logprobs"] == answers[1]["token_logprobs"]
+    entries = list(zip(answers[0]["tokens"], answers[0]["token_logprobs"]))[1:]
+    assert answers[0]["top_logprobs"][1:] == [{t: v} for t, v in entries]
+    assert answers[1]["top_logprobs"][1:] == [own_and_alternative(t, v) for t, v in entries] == answers[5]["top_logprobs"][1:]
+    assert 0 < sum(len(top) == 2 for top in answers[1]["top_logprobs"][1:]) < len(entries)
 
 
 def test_completions_echo_string_prompt(client):

@@ -121,6 +121,8 @@ def test_one_request_per_example_and_no_tokenizer_call_where_nothing_merged(logp
     calls = [c for path in traces for c in iter_calls(path)]
     assert not [c for c in calls if c["endpoint"] == "/tokenize"]
     completions = Counter(c["uuid"] for c in calls if c["endpoint"] == "/completions")
+    text_echoes = [c["request"] for c in calls if c["endpoint"] == "/completions" and isinstance(c["request"]["prompt"][0], str)]
+    assert len(text_echoes) == len(lines) and {r["logprobs"] for r in text_echoes} == {0}  # api/echo.OWN_LOGPROB_ONLY
     merged = {r["uuid"] for r in iter_rows(session / "checkpoints" / "mcq_logprob" / LOGPROB_DEBUG) if r["boundary_merge"]}
     print(f"\n{sum(completions.values())} requests for {len(lines)} examples ({len(merged)} with a merge)")
     assert completions == {u: 1 + (u in merged) for u in completions} and len(completions) == len(lines)

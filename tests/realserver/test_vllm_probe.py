@@ -58,3 +58,23 @@ def test_the_probe_command_says_exact(vllm_server, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "mcq_logprob: exact" in done.stdout and "aligned yes" in done.stdout, done.stdout
+
+
+def test_vllm_lists_alternatives_beside_each_echoed_token_at_logprobs_1_and_none_at_0(vllm_server):
+    """Why the ids request asks `logprobs: 0` (api/echo.OWN_LOGPROB_ONLY): the echoed tokens and
+    their own log-probabilities are those of `logprobs: 1` (within vLLM's run-to-run noise on
+    CPU, ~5e-5), without the most likely token listed beside them; the sim imitates both."""
+    text = "The capital of France is Paris. The capital of Italy is Rome. The capital of Spain is"
+    answers = {}
+    for k in (1, 0):
+        body = {"model": vllm_server.model, "prompt": [text, text + " Madrid"], "max_tokens": 1, "echo": True,
+                "logprobs": k, "temperature": 0, "add_special_tokens": False, "return_token_ids": True}
+        answers[k] = httpx.post(f"{vllm_server.base_url}/completions", json=body, timeout=300).json()["choices"]
+    for one, zero in zip(answers[1], answers[0]):
+        assert one["prompt_token_ids"] == zero["prompt_token_ids"]
+        one, zero = one["logprobs"], zero["logprobs"]
+        assert one["tokens"][:-1] == zero["tokens"][:-1] and one["token_logprobs"][0] is zero["token_logprobs"][0] is None
+        assert max(abs(a - b) for a, b in zip(one["token_logprobs"][1:-1], zero["token_logprobs"][1:-1])) < 1e-3
+        assert [list(top) for top in zero["top_logprobs"][1:]] == [[token] for token in zero["tokens"][1:]]
+        assert all(next(iter(top)) == token for top, token in zip(one["top_logprobs"][1:], one["tokens"][1:]))
+    assert any(len(top) == 2 for choice in answers[1] for top in choice["logprobs"]["top_logprobs"][1:])

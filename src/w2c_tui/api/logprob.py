@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.echo import Echo, ImpossibleLogprobError, check_prompt_tokens, read_echo
+from w2c_tui.api.echo import OWN_LOGPROB_ONLY, Echo, ImpossibleLogprobError, check_prompt_tokens, read_echo
 from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.api.retry import PermanentApiError, RetriesExhaustedError
 from w2c_tui.api.trace import CallContext
@@ -168,7 +168,8 @@ async def _list_request(
     refused the list): a permanent error, or a fault of the kinds a list refusal shows as."""
     try:
         response = await client.completions(
-            model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx, token_ids=token_ids
+            model, prompts, max_tokens=1, echo=True, logprobs=OWN_LOGPROB_ONLY if token_ids else 1,
+            temperature=0.0, seed=seed, ctx=ctx, token_ids=token_ids,
         )
     except PermanentApiError as exc:
         return None, str(exc)[:300]

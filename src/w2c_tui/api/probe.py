@@ -44,7 +44,7 @@ from w2c_tui.api.retry import (
     cause_for_exception,
     cause_for_status,
 )
-from w2c_tui.api.echo import LOGPROB_RULE, EchoLayoutError, ImpossibleLogprobError, impossible_logprob, read_echo
+from w2c_tui.api.echo import LOGPROB_RULE, OWN_LOGPROB_ONLY, EchoLayoutError, ImpossibleLogprobError, impossible_logprob, read_echo
 from w2c_tui.redaction import redact_text, scrub
 
 # Short prefixes whose greedy next token is usually a word of its own, tried in turn.
@@ -244,7 +244,9 @@ async def _lists_prompt_ids(client: ApiClient, model: str, ids: list[int]) -> bo
     """A text prompt sent with `token_ids` is echoed with the very ids the tokenizer gave it:
     nothing added (a BOS would mean `add_special_tokens` is ignored), nothing left unlisted."""
     try:
-        response = await client.completions(model, PREFIXES[0], max_tokens=1, echo=True, logprobs=1, temperature=0.0, token_ids=True)
+        response = await client.completions(
+            model, PREFIXES[0], max_tokens=1, echo=True, logprobs=OWN_LOGPROB_ONLY, temperature=0.0, token_ids=True
+        )
     except ApiError:
         return False
     choice = _choice(response)

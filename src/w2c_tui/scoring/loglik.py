@@ -2,8 +2,9 @@
 
 The flow per choice: move the context's trailing whitespace onto the continuation,
 tokenize context and context+continuation, split by token count (or by character offset
-when the server has no /tokenize), send `max_tokens=1, echo=true, logprobs=1`, and sum
-the echoed logprobs of the continuation tokens, leaving out the one generated token.
+when the server has no /tokenize), send `max_tokens=1, echo=true, logprobs=1` (0 for vLLM's
+id-listing echo: `api/echo.OWN_LOGPROB_ONLY`), and sum the echoed logprobs of the
+continuation tokens, leaving out the one generated token.
 """
 
 from __future__ import annotations

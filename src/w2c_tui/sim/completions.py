@@ -5,9 +5,12 @@ lists; there is one choice per prompt, `index` = its position. Token-id prompts 
 given tokens (they are not re-tokenised). With `logprobs` set, the arrays cover the
 echoed prompt tokens (the first one has null logprob and top_logprobs) followed by the
 generated ones; every other entry is ``token_logprob(seed, text_before, token)`` with
-``text_before`` = everything before the token (the prompt included, echoed or not), and
-``top_logprobs`` holds only the token itself. `text_offset` indexes into the returned
-`text`. The continuation is the start of what the simulated assistant would say.
+``text_before`` = everything before the token (the prompt included, echoed or not).
+``top_logprobs`` holds the token itself first; as vLLM lists the `logprobs` most likely tokens
+beside it, a token with less than half the probability has one alternative after it where
+`logprobs` ≥ 1 (the rest of the probability, on " the" or " a"); `logprobs: 0` lists the token
+alone. `text_offset` indexes into the returned `text`. The continuation is the start of what
+the simulated assistant would say.
 
 `add_special_tokens: false` leaves the server's BOS off text prompts. As vLLM does,
 `return_token_ids` lists each choice's `prompt_token_ids` and `token_ids` (and the echoed
@@ -21,6 +24,7 @@ the token-id fields ignored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
@@ -90,8 +94,16 @@ def _continuation(prompt: str, *, seed: int, model: str, temperature: float, req
     return tokenize(text if not prompt or prompt[-1].isspace() else " " + text)
 
 
-def _top(token: str, value: float | None) -> dict[str, float] | None:
-    return None if value is None else {token: value}
+_HALF = -math.log(2.0)
+_ALTERNATIVES = (" the", " a")
+
+
+def _top(token: str, value: float | None, alternatives: int) -> dict[str, float] | None:
+    if value is None:
+        return None
+    if not alternatives or value >= _HALF:  # the token is the most likely itself
+        return {token: value}
+    return {token: value, _ALTERNATIVES[token == _ALTERNATIVES[0]]: math.log1p(-math.exp(value))}
 
 
 def _as_id(piece: str) -> str:
@@ -105,13 +117,14 @@ def _logprobs(
     generated: list[str],
     echoed: "_EchoScores | None",
     conventions: Conventions,
+    alternatives: int,
     as_ids: bool = False,
 ) -> dict[str, Any]:
     if echoed is not None and not conventions.echo_generated:
         generated = []
     values = score_pieces(seed, generated, start=prompt)
     tokens = (pieces if echoed else []) + generated
-    tops = (echoed.tops if echoed else []) + [_top(t, v) for t, v in zip(generated, values)]
+    tops = (echoed.tops if echoed else []) + [_top(t, v, alternatives) for t, v in zip(generated, values)]
     if as_ids:  # vLLM's return_tokens_as_token_ids: top_logprobs keys too
         tokens = [_as_id(t) for t in tokens]
         tops = [None if top is None else {_as_id(k): v for k, v in top.items()} for top in tops]
@@ -174,8 +187,8 @@ class _PromptScorer:
     only the tokens after the common head need scoring (and their top_logprobs building).
     """
 
-    def __init__(self, seed: int) -> None:
-        self.seed = seed
+    def __init__(self, seed: int, alternatives: int) -> None:
+        self.seed, self.alternatives = seed, alternatives
         self.pieces: list[str] = []
         self.scores = _EchoScores([], [])
 
@@ -188,19 +201,19 @@ class _PromptScorer:
         # A piece has at least one character: the last PREFIX_CHARS pieces hold the scored prefix.
         fresh = score_pieces(self.seed, new, start="".join(pieces[max(0, shared - PREFIX_CHARS) : shared]))
         values = self.scores.values[:shared] + fresh
-        tops = self.scores.tops[:shared] + [{t: v} for t, v in zip(new, fresh)]
+        tops = self.scores.tops[:shared] + [_top(t, v, self.alternatives) for t, v in zip(new, fresh)]
         self.pieces, self.scores = pieces, _EchoScores(values, tops)
         return self.scores
 
 
-def _shifted_scores(seed: int, pieces: list[str]) -> _EchoScores:
+def _shifted_scores(seed: int, pieces: list[str], alternatives: int) -> _EchoScores:
     """Each token scored as if it followed itself: log P(token i | tokens 0..i), the off-by-one we met."""
     values: list[float | None] = []
     text = ""
     for piece in pieces:
         text += piece
         values.append(score_pieces(seed, [piece], start=text)[0])
-    return _EchoScores(values, [_top(t, v) for t, v in zip(pieces, values)])
+    return _EchoScores(values, [_top(t, v, alternatives) for t, v in zip(pieces, values)])
 
 
 def _echo_scores(
@@ -209,7 +222,7 @@ def _echo_scores(
     if not echo:
         return None
     if conventions.prompt_logprobs == "shifted":
-        return _shifted_scores(seed, pieces)
+        return _shifted_scores(seed, pieces, score_prompt.alternatives)
     return score_prompt(pieces)
 
 
@@ -249,7 +262,9 @@ def completion(
         request_seed = f"n{next_sample()}"
 
     choices, prompt_tokens, completion_tokens = [], 0, 0
-    score_prompt = _PromptScorer(seed)
+    # vLLM lists up to `logprobs` alternatives; the sim, one at most
+    alternatives = min(want_logprobs or 0, 1)
+    score_prompt = _PromptScorer(seed, alternatives)
     head = _shared_head(prompts, echo, want_logprobs, conventions)
     for index, pieces in enumerate(prompts):
         prompt = "".join(pieces)
@@ -268,7 +283,7 @@ def completion(
             "logprobs": None
             if want_logprobs is None
             else _logprobs(
-                seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed), conventions, as_ids
+                seed, prompt, pieces, generated, _echo_scores(echo, pieces, score_prompt, conventions, seed), conventions, alternatives, as_ids
             ),
             "finish_reason": finish,
         }

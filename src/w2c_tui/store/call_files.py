@@ -189,18 +189,19 @@ class _Packed:
     def __init__(self) -> None:
         self.ids: set[str] = set()
         self.sizes: set[int] = set()  # of the lines packed as they are: most lines need no hash to be told apart
+        self.any_size = False  # a compact record was met: its plain line may have any size
 
     def add(self, line: bytes, *, compact: bool = False) -> None:
         match = _CID.search(line, max(0, len(line) - 80)) if compact else None
         if match:
             self.ids.add(match.group(1).decode())
-            self.sizes.add(-1)  # a compact record's plain line may have any size
+            self.any_size = True
         else:
             self.ids.add(line_id(line))
             self.sizes.add(len(line.rstrip(b"\r\n")))
 
     def holds(self, line: bytes) -> bool:
-        if not self.ids or (-1 not in self.sizes and len(line.rstrip(b"\r\n")) not in self.sizes):
+        if not self.ids or (not self.any_size and len(line.rstrip(b"\r\n")) not in self.sizes):
             return False
         return line_id(line) in self.ids
 
@@ -408,6 +409,13 @@ class TracePacker:
         """Whole examples, in order, gathered into frames of about `member_bytes`."""
         gathered: list[bytes] = []
         size = 0
+
+        def flush() -> None:
+            nonlocal size
+            out.write(self._compressor.member(b"".join(gathered)))
+            gathered.clear()
+            size = 0
+
         for example in spans.values():
             lines = []
             for offset, length in example:
@@ -419,15 +427,13 @@ class TracePacker:
                 continue
             more = sum(map(len, lines))
             if gathered and size + more > self.member_bytes:  # a large example gets a frame of its own
-                out.write(self._compressor.member(b"".join(gathered)))
-                gathered, size = [], 0
+                flush()
             gathered += lines
             size += more
             if size >= self.member_bytes:
-                out.write(self._compressor.member(b"".join(gathered)))
-                gathered, size = [], 0
+                flush()
         if gathered:
-            out.write(self._compressor.member(b"".join(gathered)))
+            flush()
 
 
 def _lock(fh: BinaryIO) -> None:

@@ -68,14 +68,16 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
             "judge_model": launch.judge,
             "k": launch.options.k,
             "temperature": settings.pipelines.judge_temperature,
-            "simulated": launch.simulated,
+            "simulated": info.simulated,
             "status": outcome.statuses.get(JUDGE_CHECK),
             "accuracy_ci95": metrics.accuracy_ci95.document if metrics.accuracy_ci95 is not None else None,
             "figures": figures,
         }
         print(json.dumps(document, indent=2))
         return
-    note = "  [SIMULATED]" if launch.simulated else ""
+    from w2c_tui.cli.simulated import simulated_mark
+
+    note = simulated_mark(info)
     print(
         f"judge {launch.judge}  k {launch.options.k}  temperature {settings.pipelines.judge_temperature}"
         f"  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{note}"

@@ -67,6 +67,7 @@ def _run(args: argparse.Namespace, make_launch) -> int:
 
 
 def _print_result(outcome, launch, *, as_json: bool) -> None:
+    from w2c_tui.cli.simulated import simulated_mark
     from w2c_tui.preference.link import preference_note
     from w2c_tui.preference.text import figures_lines
     from w2c_tui.store.jsonl import read_json
@@ -84,7 +85,7 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
             "judge_model": launch.judge,
             "k": launch.options.k,
             "temperature": settings.pipelines.judge_temperature,
-            "simulated": launch.simulated,
+            "simulated": bool(simulated_mark(root)),
             "status": outcome.statuses.get(launch.kind),
             "figures": figures,
         }
@@ -93,7 +94,7 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
             document["judge_check_link"] = note.to_json() if note else None
         print(json.dumps(document, indent=2))
         return
-    simulated = "  [SIMULATED]" if launch.simulated else ""
+    simulated = simulated_mark(root)
     print(
         f"{launch.kind}  judge {launch.judge}  k {launch.options.k}  temperature {settings.pipelines.judge_temperature}"
         f"  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{simulated}"

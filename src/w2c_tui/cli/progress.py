@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
 import time
 from typing import TextIO
@@ -19,20 +20,28 @@ def _bar(done: int, total: int, width: int = 24) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+WIDTH = 80  # a plain terminal: every line of the display fits in it, below its last column
+_FIXED = 54  # a pipeline line (and one column spare) without its name and bar: counts, rate, ETA, accuracy and F1
+_BAR_MIN = 8
+
+
 def render(state: RunState) -> list[str]:
     snap = Snapshot.of(state.snapshot())
     lines = [f"{snap.label}{'  [SIMULATED]' if snap.simulated else ''}"]
+    room = WIDTH - _FIXED
+    name_width = min(max((len(name) for name in snap.pipelines), default=0), room - _BAR_MIN)
+    bar_width = room - name_width
     for name, p in snap.pipelines.items():
         eta = f"ETA {int(p.eta_seconds)}s" if p.eta_seconds is not None else p.status
         failed = f" failed {p.failed}" if p.failed else ""
         lines.append(
-            f"  {name[:34]:<34} {_bar(p.done, p.total)} {p.done:>5}/{p.total:<5} "
+            f"  {name[:name_width]:<{name_width}} {_bar(p.done, p.total, bar_width)} {p.done:>5}/{p.total:<5} "
             f"{p.rate:5.1f} ex/s {eta:<9} acc {shown(p.accuracy, 2)} F1 {shown(p.macro_f1, 2)}{failed}"
         )
     retries = ", ".join(f"{cause}×{n}" for cause, n in sorted(snap.retries.items())) or "none"
+    lines.append(f"  requests {snap.requests} ({snap.requests_per_second:.1f}/s, in flight {snap.in_flight}{_limits(snap)})")
     lines.append(
-        f"  requests {snap.requests} ({snap.requests_per_second:.1f}/s, in flight {snap.in_flight}{_limits(snap)}) "
-        f"latency p50 {shown(snap.latency_p50, 2)}s p95 {shown(snap.latency_p95, 2)}s  retries {retries}  errors {snap.errors}"
+        f"  latency p50 {shown(snap.latency_p50, 2)}s p95 {shown(snap.latency_p95, 2)}s  retries {retries}  errors {snap.errors}"
         + (f"  cancelled {snap.cancelled_requests}" if snap.cancelled_requests else "")
     )
     for provider, wait in snap.waits.items():
@@ -43,6 +52,11 @@ def render(state: RunState) -> list[str]:
     return lines
 
 
+def _fit(lines: list[str], width: int) -> list[str]:
+    """Each line cut to the terminal's width: a wrapped line would break the redraw in place."""
+    return [line if len(line) <= width else line[: width - 1] + "…" for line in lines]
+
+
 def _limits(snap: Snapshot) -> str:
     """", limit 12/128" per provider: the live concurrency limit under its ceiling, and its 429s."""
     parts = [
@@ -51,6 +65,13 @@ def _limits(snap: Snapshot) -> str:
         for name, p in sorted(snap.pacing.items())
     ]
     return f", limit {', '.join(parts)}" if parts else ""
+
+
+# What an answer the judge left unlabelled does to the figures, per pipeline (engine/finalize._UNUSABLE,
+# docs/metrics.md):
+# llm_judge forces cannot_answer; judge_check leaves it out of every figure.
+_FORCED = "they count as cannot_answer, so part of the figures is that fallback's"
+_UNLABELLED_COUNT = {"judge_check": "they are left out of every figure (n_unlabelled), which cover the labelled ones only"}
 
 
 def end_notes(state: RunState) -> list[str]:
@@ -72,8 +93,8 @@ def end_notes(state: RunState) -> list[str]:
         forced, done = p.forced_labels, p.done
         if forced and forced < done:  # all of them: the pipeline failed, and its line says so
             lines.append(
-                f"w2c-tui: the judge gave no readable label for {forced} of {done} {name} answers; they count as "
-                "cannot_answer, so part of the figures is that fallback's: check judge_model and judge_max_tokens"
+                f"w2c-tui: the judge gave no readable label for {forced} of {done} {name} answers; "
+                f"{_UNLABELLED_COUNT.get(name, _FORCED)}: check judge_model and judge_max_tokens"
             )
         if p.answers and p.empty_answers * 2 > p.answers:
             if p.cut_answers * 2 > p.empty_answers:
@@ -101,6 +122,7 @@ async def show_progress(states: list[RunState], stream: TextIO | None = None, in
             active = [s for s in states if s.pipelines]
             lines = [line for s in active for line in render(s)]
             if tty:
+                lines = _fit(lines, shutil.get_terminal_size((WIDTH, 24)).columns - 1)
                 if drawn:
                     cursor.write(f"\x1b[{drawn}F\x1b[J")
                 stream.write("\n".join(lines) + "\n")

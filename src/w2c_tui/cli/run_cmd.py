@@ -47,12 +47,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     if isinstance(started, int):
         return started
-    launch, outcomes = started
-    ok = bool(outcomes) and all(o.ok for o in outcomes)
+    launch, outcomes = started.launch, started.outcomes
+    # A session stopped before it began has no outcome: it is named, never left out of the verdict.
+    ran = {outcome.plan.fingerprint for outcome in outcomes}
+    not_started = [plan for plan in launch.plans if plan.exp_names and plan.fingerprint not in ran]
+    ok = bool(outcomes) and all(o.ok for o in outcomes) and not not_started
     # A pipeline the server cannot serve was named on stderr before the run; the rest ran.
     refused = any(p.status == REFUSED for state in launch.states.values() for p in state.pipelines.values())
     for outcome in outcomes:
-        _print_summary(outcome, simulated=launch.simulated)
+        _print_summary(outcome)
         for note in end_notes(outcome.state):
             print(note, file=sys.stderr)
         for name, pipeline in Snapshot.of(outcome.state.snapshot()).pipelines.items():
@@ -66,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
                         else f"{pipeline.failed} example(s) could not be obtained (see audit events)"
                     )
                 print(f"w2c-tui: {name} {pipeline.status}: {reason}", file=sys.stderr)
+    for plan in not_started:
+        print(f"{plan.target_model}  session {plan.fingerprint}  run {plan.paths.run_key}  not started")
+        print(
+            f"w2c-tui: {plan.target_model} not started: {'stopped by the user' if started.interrupted else 'the launch ended'} "
+            f"before its session began ({', '.join(plan.exp_names)})",
+            file=sys.stderr,
+        )
     # A pipeline that stopped on a fatal error (401, 403, 404, a model the server cannot run)
     # fails the same way again: the user must fix something, a resume alone cannot help.
     failed = any(status == FAILED for outcome in outcomes for status in outcome.statuses.values())
@@ -76,23 +86,40 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     elif not ok:
-        print(
-            f"w2c-tui: not every pipeline finished; run again with --run-key '{launch.run_key}' to resume",
-            file=sys.stderr,
-        )
+        print(f"w2c-tui: not every pipeline finished; to resume: {resume_command(args, launch.run_key)}", file=sys.stderr)
+    elif started.interrupted:
+        print("w2c-tui: stopped by the user after every pipeline had finished; nothing is missing", file=sys.stderr)
     for outcome in outcomes:
         print(outcome.plan.paths.root)
     if refused or failed:
         return EXIT_BAD_INPUT
-    return EXIT_OK if ok else EXIT_INCOMPLETE
+    return EXIT_OK if ok and not started.interrupted else EXIT_INCOMPLETE
 
 
-def _print_summary(outcome, *, simulated: bool) -> None:
+def resume_command(args: argparse.Namespace, run_key: str) -> str:
+    """The command that continues this run: the same one, with its run key."""
+    import shlex
+
+    words = ["w2c-tui"]
+    if getattr(args, "config", None):
+        words += ["--config", args.config]
+    words += ["run", "--run-key", run_key]
+    for model in args.model or []:
+        words += ["--model", model]
+    for name in args.only or []:
+        words += ["--only", name]
+    if args.resume_session:
+        words += ["--resume-session", args.resume_session]
+    return shlex.join(words)
+
+
+def _print_summary(outcome) -> None:
     from w2c_tui.cli.show_text import pipeline_line
+    from w2c_tui.cli.simulated import simulated_mark
     from w2c_tui.session.reader import read_session
 
     info = read_session(outcome.plan.paths.root)
-    note = "  [SIMULATED]" if simulated else ""
+    note = simulated_mark(info)
     print(f"{outcome.plan.target_model}  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{note}")
     for pipeline in info.pipelines:
         print(pipeline_line(pipeline.exp_name, outcome.statuses.get(pipeline.exp_name, pipeline.status), pipeline.metrics))

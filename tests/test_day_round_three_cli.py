@@ -7,6 +7,7 @@ Each test replays what a user met in a day of CLI use, against a standalone `w2c
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 
@@ -49,3 +50,87 @@ def test_ctrl_c_as_the_first_session_ends_names_the_second_and_exits_1(sim, tmp_
     assert main(["--config", str(config), "run", "--run-key", "k1", "--model", "ma", "--model", "mb", "--only", "mcq"]) == 0
     out, _ = capsys.readouterr()
     assert out.count("/sessions/") == 2
+
+
+# -- 4. a standalone `w2c-tui sim` as the provider: every summary says [SIMULATED] ------------
+
+
+def small_config(folder, sim, **tables):
+    from test_judge_check import small_dataset
+
+    small_dataset(folder)
+    return sim_config(folder, sim, data={"eval_data_path": "data.jsonl"}, **tables)
+
+
+def first_line(capsys, argv) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out.splitlines()[0] if out else "", err
+
+
+def test_every_summary_says_simulated_when_the_provider_is_a_standalone_sim(sim, tmp_path, capsys):
+    config = str(small_config(tmp_path, sim))
+    code, line, err = first_line(capsys, ["run", "--config", config, "--model", "ma", "--model", "mb", "--only", "llm_judge", "--run-key", "r"])
+    assert code == 0, err
+    assert line.startswith("ma  session") and line.endswith("[SIMULATED]")
+    sessions = sorted(str(p) for p in (tmp_path / "workdir" / "runs" / "r" / "sessions").iterdir())
+    for argv in (["judge-check"], ["prefer", *sessions], ["prefer-check"]):
+        code, line, err = first_line(capsys, [*argv, "--config", config])
+        assert code == 0, err
+        assert line.endswith("[SIMULATED]"), (argv[0], line)
+        assert main([*argv, "--config", config, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["simulated"] is True
+
+
+def test_a_real_server_gets_no_simulated_mark(tmp_path):
+    from w2c_tui.cli.simulated import MARK, simulated_mark
+
+    class Info:
+        simulated = False
+
+    assert simulated_mark(Info()) == "" and MARK.strip() == "[SIMULATED]"
+
+
+# -- 3. end messages that match the numbers ----------------------------------------------------
+
+
+def test_judge_check_end_note_says_unlabelled_answers_are_left_out(make_sim, tmp_path, capsys):
+    sim = make_sim("--seed", "7", "--judge-malformed-rate", "0.3")
+    config = str(small_config(tmp_path, sim, http={"max_retries": 0}))
+    capsys.readouterr()
+    main(["judge-check", "--config", config])
+    out, err = capsys.readouterr()
+    assert "not labelled by the judge" in out
+    [note] = [line for line in err.splitlines() if "no readable label" in line]
+    assert "left out of every figure" in note and "cannot_answer" not in note
+
+
+def test_llm_judge_end_note_still_says_the_fallback():
+    from w2c_tui.cli.progress import end_notes
+    from w2c_tui.engine.state import RunState
+
+    state = RunState("m")
+    for name in ("llm_judge", "judge_check"):
+        progress = state.pipeline(name)
+        progress.done, progress.forced_labels = 10, 3
+    notes = {line.split(" answers; ")[0].split()[-1]: line for line in end_notes(state)}
+    assert "count as cannot_answer" in notes["llm_judge"]
+    assert "left out of every figure" in notes["judge_check"]
+
+
+# -- 7. headless progress fits 80 columns -------------------------------------------------------
+
+
+def test_headless_progress_fits_80_columns():
+    from w2c_tui.cli.progress import render
+    from w2c_tui.engine.state import RunState
+
+    state = RunState("llama-3.3-70b-instruct · 0123456789abcdef")
+    for name in ("llm_judge", "mcq_logprob", "llm_judge_t0.7_r3"):
+        progress = state.pipeline(name)
+        progress.total, progress.done, progress.failed, progress.status = 3652, 1234, 0, "running"
+    state.on_request_start("sim")
+    state.on_request_end("sim", 120.0, True)
+    lines = render(state)
+    assert all(len(line) < 80 for line in lines), [line for line in lines if len(line) >= 80]

@@ -16,9 +16,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationIn
 
 from w2c_tui.prompts.families import ALIASES as FAMILY_ALIASES
 from w2c_tui.prompts.families import FAMILIES as TEMPLATE_FAMILIES
+from w2c_tui.prompts.official import OFFICIAL_FAMILIES, is_official
 from w2c_tui.session import kinds
 
-FAMILIES = ("auto", *TEMPLATE_FAMILIES, *FAMILY_ALIASES)
+FAMILIES = ("auto", *TEMPLATE_FAMILIES, *FAMILY_ALIASES, *OFFICIAL_FAMILIES)
 
 
 class Section(BaseModel):
@@ -169,6 +170,16 @@ class ModelSettings(Section):
         if value not in FAMILIES:
             raise ValueError(f"must be one of {', '.join(FAMILIES)}")
         return value
+
+    @model_validator(mode="after")
+    def _official_delimiter(self) -> "ModelSettings":
+        # The official tasks set target_delimiter: ""; another one would not be their protocol.
+        if is_official(self.template_family) and self.force_target_delimiter:
+            raise ValueError(
+                f"force_target_delimiter must be empty with template_family {self.template_family!r} "
+                "(the official When2Call tasks use the delimiter \"\")"
+            )
+        return self
 
     @property
     def target_models(self) -> list[str]:

@@ -56,7 +56,7 @@ from w2c_tui.pipelines.base import Pipeline, ServerCannotRun
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.pipelines.mcq import ask_mcq
 from w2c_tui.prompts.mcq import build_mcq_messages
-from w2c_tui.prompts.mcq_logprob import build_loglik_requests
+from w2c_tui.prompts.mcq_logprob import build_loglik_requests, loglik_choices
 from w2c_tui.scoring.loglik import (
     all_non_finite,
     argmax_label,
@@ -225,7 +225,7 @@ async def score_example(ctx: PipelineContext, example: Example, *, seed: int) ->
 
     raw_scores = [c.total for c in scored]
     n_tokens = [c.count for c in scored]
-    answers = [example.answers[label] for label in LABELS]
+    answers = loglik_choices(example, ctx.family)  # as scored: an official format rewrites the tool call
     debug_rows = [
         {
             "uuid": example.uuid,

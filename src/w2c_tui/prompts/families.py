@@ -9,11 +9,18 @@ BOS: by default the text starts with the family's BOS token (`<|begin_of_text|>`
 also prepend BOS themselves when they tokenize a prompt, which then appears twice; pass
 `bos=False` for such a server. Either way the context/continuation split is unaffected,
 because context and context+continuation start with the same text.
+
+The official When2Call formats (`when2call`, `when2call-<format>`, prompts/official/) are
+template families too, for `mcq_logprob` only: they write the whole prompt themselves, with
+no BOS, and are chosen by name, never by `auto`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+
+from w2c_tui.prompts.official import FORMATS as OFFICIAL_FORMATS
+from w2c_tui.prompts.official import OFFICIAL_FAMILIES, XLAM, XLAM_REFUSED
 
 FAMILIES: tuple[str, ...] = ("plain", "llama3", "llama4", "chatml", "harmony", "mistral", "gemma")
 ALIASES: dict[str, str] = {"qwen": "chatml"}
@@ -81,8 +88,10 @@ def canonical_family(name: str) -> str:
     """A family name or alias, normalised; ValueError for anything else."""
     key = name.strip().lower()
     key = ALIASES.get(key, key)
-    if key not in FAMILIES:
-        valid = ", ".join([*FAMILIES, *ALIASES, "auto"])
+    if key == XLAM:
+        raise ValueError(XLAM_REFUSED)
+    if key not in FAMILIES and key not in OFFICIAL_FORMATS:
+        valid = ", ".join([*FAMILIES, *ALIASES, *OFFICIAL_FAMILIES, "auto"])
         raise ValueError(f"unknown template family {name!r}; valid names: {valid}")
     return key
 

@@ -60,13 +60,15 @@ def test_unfinished_think_block_gives_nothing():
     assert parsed.label is None and parsed.path is None and "empty" in parsed.error
 
 
-def test_multiple_objects_take_the_last_valid():
-    text = (
-        'First guess {"classification": "direct_answer"}, but on reflection '
-        '{"classification": "tool_call"} and a stray {"classification": "unsure"} {"note": 1}'
-    )
+def test_objects_that_disagree_are_ambiguous_and_give_nothing():
+    """Issue 35: two objects naming different labels (or one no label) are not read as the last."""
+    text = 'First guess {"classification": "direct_answer"}, but on reflection {"classification": "tool_call"} {"note": 1}'
     parsed = parse_judge_output(text)
-    assert parsed.label == "tool_call" and parsed.path == "embedded_json"
+    assert parsed.label is None and parsed.path is None and "disagree" in parsed.error
+    stray = parse_judge_output('{"classification": "tool_call"} and a stray {"classification": "unsure"}')
+    assert stray.label is None and "unsure" in stray.error
+    same = parse_judge_output('I think {"classification": "tool_call"}.\n```json\n{"classification": "tool_call"}\n```')
+    assert same.label == "tool_call" and same.path == "fenced_json"
 
 
 def test_nested_objects_are_not_read_on_their_own():

@@ -1,9 +1,10 @@
 """Reading the judge's JSON verdict and the MCQ classifier's digit.
 
-The judge parser is strict about content (a JSON object with a known "classification")
-and lenient about wrapping (code fences, reasoning text before the object, `<think>`
-blocks). Anything else is reported as unparsed, never guessed: the pipeline then asks
-once more, and only the metrics stage applies the fallback label.
+The judge parser is strict about content (a JSON object with a known "classification";
+several objects must all name the same one) and lenient about wrapping (code fences,
+reasoning text before the object, `<think>` blocks). Anything else is reported as unparsed,
+never guessed: the pipeline then asks once more, and only the metrics stage applies the
+fallback label.
 """
 
 from __future__ import annotations
@@ -57,32 +58,34 @@ def parse_judge_output(text: str | None) -> JudgeParse:
 
     whole = _loads_object(body)
     if whole is not None:
-        return _verdict([(whole, body, "")], "json")
+        return _verdict([(whole, body)], "json", "")
 
-    fenced = [(obj, m.group(0), body.replace(m.group(0), " ")) for m in _FENCE.finditer(body)
-              if (obj := _loads_object(m.group(1).strip())) is not None]
-    if any("classification" in obj for obj, _, _ in fenced):
-        return _verdict(fenced, "fenced_json")
-
-    embedded = [(obj, raw, body.replace(raw, " ")) for obj, raw in _embedded_objects(body)]
-    if any("classification" in obj for obj, _, _ in embedded):
-        return _verdict(embedded, "embedded_json")
-    if fenced or embedded:
-        return JudgeParse(None, None, error='no JSON object with a "classification" key')
-    return JudgeParse(None, None, error="no JSON object found")
-
-
-def _verdict(candidates: list[tuple[dict, str, str]], path: str) -> JudgeParse:
-    """The last candidate with a known label; else why none qualified."""
-    with_key = [c for c in candidates if "classification" in c[0]]
+    found = _embedded_objects(body)
+    with_key = [(obj, raw) for obj, raw in found if "classification" in obj]
     if not with_key:
-        return JudgeParse(None, None, error='JSON object has no "classification" key')
-    for obj, _raw, outside in reversed(with_key):
-        label = _label(obj["classification"])
-        if label is not None:
-            return JudgeParse(label, path, rationale=_rationale(obj, outside))
-    bad = with_key[-1][0]["classification"]
-    return JudgeParse(None, None, error=f"unknown classification {bad!r}; expected one of {', '.join(_JUDGE_TO_LABEL)}")
+        return JudgeParse(None, None, error='no JSON object with a "classification" key' if found else "no JSON object found")
+    fences = [m for m in _FENCE.finditer(body) if any(raw in m.group(1) for _, raw in with_key)]
+    outside = body
+    for piece in [m.group(0) for m in fences] + [raw for _, raw in with_key]:
+        outside = outside.replace(piece, " ")
+    return _verdict(with_key, "fenced_json" if fences else "embedded_json", outside)
+
+
+def _verdict(with_key: list[tuple[dict, str]], path: str, outside: str) -> JudgeParse:
+    """The one label every object with a "classification" key names; else why there is none.
+
+    Objects that name different labels (or one that is not a label) make the reply ambiguous:
+    neither is taken, so the pipeline asks again instead of guessing which the judge meant."""
+    named = [obj["classification"] for obj, _ in with_key]
+    labels = {_label(value) for value in named}
+    if None in labels:
+        bad = next(value for value in named if _label(value) is None)
+        return JudgeParse(None, None, error=f"unknown classification {repr(bad)[:60]}; expected one of {', '.join(_JUDGE_TO_LABEL)}")
+    if len(labels) > 1:
+        said = ", ".join(repr(value)[:40] for value in named)
+        return JudgeParse(None, None, error=f"the reply's JSON objects disagree (classification {said}): ambiguous")
+    rationale = next((r for obj, _ in reversed(with_key) if (r := _own_rationale(obj))), None)
+    return JudgeParse(labels.pop(), path, rationale=rationale or outside.strip() or None)
 
 
 def _label(value: object) -> str | None:
@@ -91,11 +94,11 @@ def _label(value: object) -> str | None:
     return _JUDGE_TO_LABEL.get(value.strip().lower())
 
 
-def _rationale(obj: dict, outside: str) -> str | None:
+def _own_rationale(obj: dict) -> str | None:
     for key in ("rationale", "reason"):
         if isinstance(obj.get(key), str) and obj[key].strip():
             return obj[key].strip()
-    return outside.strip() or None
+    return None
 
 
 def _loads_object(text: str) -> dict | None:

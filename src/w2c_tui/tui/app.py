@@ -128,7 +128,7 @@ class W2cApp(App[int]):
         redrawn, and the scan that fills the command palette's "Open session …" entries started."""
         workspace = self.workspace
         if workspace.config_error:  # one line: file, line, key and the fix
-            self.notify(workspace.config_error, title="config.toml not loaded", severity="error", timeout=12)
+            self.notify(workspace.config_error, title=f"{workspace.config_name} not loaded", severity="error", timeout=12)
         for warning in workspace.loaded.warnings:  # e.g. a credential moved out of a base_url
             self.notify(warning, severity="warning", timeout=12)
         self._update_badge()

@@ -17,7 +17,19 @@ class TextInput(Input):
     Textual runs a widget's bindings only once the key has bubbled up to the app, while a typed
     character is inserted at once: in a burst of keys (a fast typist, or the app busy while a
     launch runs) `backspace 3` in `day2` gave `day2` (the 3 typed, then deleted), not `day3`.
+
+    Focus leaves the text as it is, with the cursor at its end (as shells and editors do):
+    Textual's select-all on focus made the next letter after a Tab replace the whole value.
     """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("select_on_focus", False)
+        super().__init__(*args, **kwargs)
+
+    def _on_focus(self, event: events.Focus) -> None:
+        if not event.from_app_focus:  # the app regaining focus keeps the cursor where it was
+            self.cursor_position = len(self.value)
+        super()._on_focus(event)
 
     async def _on_key(self, event: events.Key) -> None:
         if not event.is_printable:

@@ -104,6 +104,14 @@ class Workspace:
     def replace_settings(self, settings: Settings, *, path: Path | None = None) -> None:
         self.loaded = dataclasses.replace(self.loaded, settings=settings, path=path or self.loaded.path)
 
+    @property
+    def config_name(self) -> str:
+        """The configuration file as the user named it (`--config bad1.toml`), for messages."""
+        path = self.glance.path or self.config_target
+        if self._loaded is not None and self._loaded.path is not None:
+            path = self._loaded.path
+        return str(path) if path is not None else "config.toml"
+
     def save_path(self) -> Path:
         return self.loaded.path or self.config_target or (self.loaded.base_dir / "config.toml")
 

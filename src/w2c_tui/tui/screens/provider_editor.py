@@ -13,12 +13,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Static
+from textual.widgets import Button, Input, Static
 
 from w2c_tui.config.schema import ProviderSettings
 from w2c_tui.tui.screens.setup.values import ProviderValues, apply_provider
 from w2c_tui.tui.text_entry import TextInput
 from w2c_tui.tui.widgets.form_field import FormField
+from w2c_tui.tui.widgets.marked import MarkedCheckbox
 
 
 @dataclass
@@ -46,8 +47,11 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="provider_editor.cancel"),
-        # ctrl+s saves to config.toml, as everywhere in the app; enter in a field only applies.
+        # ctrl+s saves to config.toml, as everywhere in the app; enter only applies, wherever the
+        # focus is (the button says so): on the checkbox it used to tick it and keep the dialog
+        # open, so a later Apply saved a flag nobody meant to change. space ticks the box.
         Binding("ctrl+s", "save(True)", "Apply and save", id="provider_editor.save", priority=True),
+        Binding("enter", "enter", "Apply", id="provider_editor.apply", priority=True),
     ]
 
     def __init__(self, values: ProviderValues, environ: dict[str, str], *, editing: str | None = None) -> None:
@@ -62,7 +66,8 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
             box.border_title = f"Edit provider {v.name}" if self.editing else "Add a provider"
             yield Static(
                 "Any OpenAI-compatible API (vLLM, a gateway, OpenAI, Gemini's /v1beta/openai). "
-                "The token is read from .env; changes apply to this session until you Save.",
+                "The token is read from .env; changes apply to this session until you Save. "
+                "space ticks the box, enter applies.",
                 id="editor-note",
             )
             yield FormField("name", TextInput(v.name, placeholder="jrc", id="p-name", compact=True), field_id="name")
@@ -88,7 +93,9 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
                 TextInput(v.requests_per_minute, placeholder="0 = no limit", id="p-requests_per_minute", compact=True),
                 field_id="requests_per_minute",
             )
-            yield Checkbox("default provider (takes models no prefix matches)", v.default, id="p-default", compact=True)
+            yield MarkedCheckbox(
+                "default provider (takes models no prefix matches)", v.default, id="p-default", compact=True
+            )
             with Horizontal(id="editor-buttons"):
                 yield Button("Cancel  esc", id="cancel", compact=True)
                 yield Button("Apply  enter", id="apply", variant="primary", compact=True)
@@ -109,7 +116,7 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
             model_prefixes=text("model_prefixes"),
             max_concurrency=text("max_concurrency"),
             requests_per_minute=text("requests_per_minute"),
-            default=self.query_one("#p-default", Checkbox).value,
+            default=self.query_one("#p-default", MarkedCheckbox).value,
             kept=self.values.kept,
         )
 
@@ -134,7 +141,13 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
-    @on(Input.Submitted)
+    def action_enter(self) -> None:
+        """enter applies, except on a button, which does what it says."""
+        if isinstance(self.focused, Button):
+            self.focused.press()
+        else:
+            self.action_save(False)
+
     @on(Button.Pressed, "#apply")
     def _apply(self) -> None:
         self.action_save(False)

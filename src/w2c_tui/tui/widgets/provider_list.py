@@ -23,8 +23,10 @@ def describe_provider(name: str, provider: ProviderSettings, token_variable: str
         else f"[$warning]no token[/] [dim]set {escape(token_variable)} in .env[/]"
     )
     prefixes = ", ".join(provider.model_prefixes) or ("default" if provider.default else "catch-all")
+    # The default provider said in words, before the URL a narrow panel cuts.
+    default = " [b $accent]default[/]" if provider.default else ""
     lines = [
-        f"[b]{escape(name)}[/b]  [dim]{escape(provider.base_url)}[/]",
+        f"[b]{escape(name)}[/b]{default}  [dim]{escape(provider.base_url)}[/]",
         f"  {token}  [dim]models:[/] {escape(prefixes)}  [dim]×{provider.max_concurrency}[/]",
     ]
     if probe is not None:

@@ -19,6 +19,7 @@ from w2c_tui.config.schema import FAMILIES
 from w2c_tui.tui.screens.setup.values import FormValues
 from w2c_tui.tui.text_entry import TextInput
 from w2c_tui.tui.widgets.form_field import FormField
+from w2c_tui.tui.widgets.marked import MarkedCheckbox, MarkedRadioButton
 from w2c_tui.tui.widgets.model_suggester import ModelSuggester
 
 TEMPERATURE_IDS = ("target-temperature", "judge-temperature", "mcq-temperature")
@@ -37,6 +38,16 @@ class FormPanel(Vertical):
     def read(self) -> dict[str, Any]:
         """This panel's `FormValues` fields, as typed."""
         raise NotImplementedError
+
+    def write(self, values: FormValues) -> None:
+        """Show `values` (ctrl+z): each widget set only when it differs, so that a field typed
+        into keeps its cursor and no change is announced for nothing."""
+        raise NotImplementedError
+
+    def _set(self, widget_id: str, value: Any) -> None:
+        widget = self.query_one(f"#{widget_id}")
+        if widget.value != value:  # type: ignore[attr-defined]
+            widget.value = value  # type: ignore[attr-defined]
 
     def sync(self) -> None:
         """Grey out what the current choices make irrelevant."""
@@ -62,16 +73,16 @@ class DataPanel(FormPanel):
     def compose(self) -> ComposeResult:
         values = self.values
         with RadioSet(id="data-source", compact=True):
-            yield RadioButton("bundled (300)", values.use_bundled, id="data-bundled")
-            yield RadioButton("file", not values.use_bundled, id="data-file")
+            yield MarkedRadioButton("bundled (300)", values.use_bundled, id="data-bundled")
+            yield MarkedRadioButton("file", not values.use_bundled, id="data-file")
         yield FormField(
             "path",
             TextInput(values.data_path, placeholder="a When2Call .jsonl file", id="data-path", compact=True),
             field_id="data-path",
         )
         with RadioSet(id="data-size", compact=True):
-            yield RadioButton("all examples", values.use_full_dataset, id="size-full")
-            yield RadioButton("n per label", not values.use_full_dataset, id="size-n")
+            yield MarkedRadioButton("all examples", values.use_full_dataset, id="size-full")
+            yield MarkedRadioButton("n per label", not values.use_full_dataset, id="size-n")
         yield FormField("n per label", TextInput(values.n_per_label, id="n-per-label", compact=True), field_id="n-per-label")
         yield FormField("seed", TextInput(values.subsample_seed, id="subsample-seed", compact=True), field_id="subsample-seed")
 
@@ -83,6 +94,14 @@ class DataPanel(FormPanel):
             "n_per_label": self._input("n-per-label"),
             "subsample_seed": self._input("subsample-seed"),
         }
+
+    def write(self, values: FormValues) -> None:
+        # Pressing the chosen button of a RadioSet moves its choice (a button is never set off alone).
+        self._set("data-bundled" if values.use_bundled else "data-file", True)
+        self._set("size-full" if values.use_full_dataset else "size-n", True)
+        self._set("data-path", values.data_path)
+        self._set("n-per-label", values.n_per_label)
+        self._set("subsample-seed", values.subsample_seed)
 
     def sync(self) -> None:
         self.query_one("#data-path", Input).disabled = self.query_one("#data-bundled", RadioButton).value
@@ -129,6 +148,10 @@ class ModelsPanel(FormPanel):
             "delimiter": self._input("delimiter"),
         }
 
+    def write(self, values: FormValues) -> None:
+        for widget_id in ("target", "judge", "family", "delimiter"):
+            self._set(widget_id, getattr(values, widget_id))
+
     def show_family(self) -> None:
         """Under `family`: the template each of the first target models resolves to."""
         from w2c_tui.prompts.families import fallback_note, falls_back_to_plain, resolve_family
@@ -169,6 +192,9 @@ class RunPanel(FormPanel):
     def read(self) -> dict[str, Any]:
         return {"run_key": self._input("run-key")}
 
+    def write(self, values: FormValues) -> None:
+        self._set("run-key", values.run_key)
+
 
 # The [http] fields: FormValues field, label, widget id, tooltip (as config.example.toml explains them).
 HTTP_FIELDS = (
@@ -195,6 +221,10 @@ class HttpPanel(FormPanel):
     def read(self) -> dict[str, Any]:
         return {name: self._input(field_id) for name, _, field_id, _ in HTTP_FIELDS}
 
+    def write(self, values: FormValues) -> None:
+        for name, _, field_id, _ in HTTP_FIELDS:
+            self._set(field_id, getattr(values, name))
+
 
 class PipelinesPanel(FormPanel):
     """Which pipelines run, at which temperatures; its errors are one line each, under the rows."""
@@ -205,17 +235,17 @@ class PipelinesPanel(FormPanel):
     def compose(self) -> ComposeResult:
         values = self.values
         with Horizontal(classes="pipeline-row"):
-            yield Checkbox("LLM-as-judge", values.do_llm_judge, id="do-llm-judge", compact=True)
+            yield MarkedCheckbox("LLM-as-judge", values.do_llm_judge, id="do-llm-judge", compact=True)
             yield Label("T", classes="temp-label")
             yield TextInput(values.target_temperature, id="target-temperature", compact=True, classes="temp")
             yield Label("judge T", classes="temp-label")
             yield TextInput(values.judge_temperature, id="judge-temperature", compact=True, classes="temp")
         with Horizontal(classes="pipeline-row"):
-            yield Checkbox("MCQ string", values.do_mcq, id="do-mcq", compact=True)
+            yield MarkedCheckbox("MCQ string", values.do_mcq, id="do-mcq", compact=True)
             yield Label("T", classes="temp-label")
             yield TextInput(values.mcq_temperature, id="mcq-temperature", compact=True, classes="temp")
         with Horizontal(classes="pipeline-row"):
-            yield Checkbox("MCQ logprob", values.do_mcq_logprob, id="do-mcq-logprob", compact=True)
+            yield MarkedCheckbox("MCQ logprob", values.do_mcq_logprob, id="do-mcq-logprob", compact=True)
             yield Label("needs /completions echo", classes="temp-label")
         yield Static("", id="pipelines-error", classes="inline-error")
         yield Static("", id="temperatures-error", classes="inline-error")
@@ -229,6 +259,10 @@ class PipelinesPanel(FormPanel):
             "judge_temperature": self._input("judge-temperature"),
             "mcq_temperature": self._input("mcq-temperature"),
         }
+
+    def write(self, values: FormValues) -> None:
+        for name in ("do_llm_judge", "do_mcq", "do_mcq_logprob", "target_temperature", "judge_temperature", "mcq_temperature"):
+            self._set(name.replace("_", "-"), getattr(values, name))
 
     def sync(self) -> None:
         judged = self._checked("do-llm-judge")

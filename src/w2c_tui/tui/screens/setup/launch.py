@@ -9,7 +9,7 @@ note, not a stop. The buttons' presses go to the screen, which validates the for
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -28,8 +28,38 @@ def readiness_markup(
     config_error: str = "",
     failed_checks: Mapping[str, list[str]] | None = None,
     test_error: str = "",
+    config_name: str = "config.toml",
+    unsaved: Sequence[str] = (),
 ) -> str:
-    """Textual markup for the status line; `failed_checks` is provider -> names of its failed checks."""
+    """Textual markup for the status line; `failed_checks` is provider -> names of its failed
+    checks, `unsaved` the config keys changed since the last save (said after the state)."""
+    return _state_markup(
+        field_errors,
+        dataset_error=dataset_error,
+        config_error=config_error,
+        failed_checks=failed_checks,
+        test_error=test_error,
+        config_name=config_name,
+    ) + unsaved_markup(unsaved)
+
+
+def unsaved_markup(keys: Sequence[str]) -> str:
+    """` · 2 changes since save: judge_model, target_temperature` (the first three named)."""
+    if not keys:
+        return ""
+    named = ", ".join(keys[:3]) + (f", +{len(keys) - 3}" if len(keys) > 3 else "")
+    return f" [$warning]· {len(keys)} change{'s' if len(keys) > 1 else ''} since save: {escape(named)}[/]"
+
+
+def _state_markup(
+    field_errors: int,
+    *,
+    dataset_error: str,
+    config_error: str,
+    failed_checks: Mapping[str, list[str]] | None,
+    test_error: str,
+    config_name: str,
+) -> str:
     if field_errors:
         # Short: the status line shares 80 columns with the three buttons.
         return f"[$error]⚠ {field_errors} field{'s' if field_errors > 1 else ''} to fix[/]"
@@ -44,7 +74,7 @@ def readiness_markup(
     if test_error:
         return f"[$error]⚠ connection test failed: {escape(test_error)}[/]"
     if config_error:
-        return "[$warning]⚠ config.toml not loaded[/]"  # why: the line above the form
+        return f"[$warning]⚠ {escape(config_name)} not loaded[/]"  # why: the line above the form
     notes = [f"{name}: no {', '.join(checks)}" for name, checks in failed.items() if checks]
     note = f" [$warning]{escape('; '.join(notes))}[/]" if notes else ""
     return f"[$success]✓ ready[/]{note}"

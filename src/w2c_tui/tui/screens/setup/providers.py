@@ -102,9 +102,8 @@ class ProvidersPanel(Vertical):
             # Save moves the file's table to the new name, keeping what the form does not show.
             in_file = next((was for was, now in self.renamed.items() if now == edit.old_name), edit.old_name)
             self.renamed[in_file] = edit.name
-        if edit.provider.default:
-            for other in providers.values():
-                other.default = False
+        if edit.provider.default:  # copies: the objects are shared with ctrl+z's steps
+            providers = {n: p.model_copy(update={"default": False}) if p.default else p for n, p in providers.items()}
         providers[edit.name] = edit.provider
         self._set(providers, save=edit.save)
         if not edit.save:  # ctrl+s in the editor: the screen saves to config.toml, as ctrl+s does everywhere

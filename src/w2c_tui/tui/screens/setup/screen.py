@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.markup import escape
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
@@ -25,7 +26,8 @@ from w2c_tui.tui.screens.setup.connection import ConnectionTest
 from w2c_tui.tui.screens.setup.launch import LaunchBar
 from w2c_tui.tui.screens.setup.preview import data_preview, models_preview, providers_preview, run_preview
 from w2c_tui.tui.screens.setup.providers import ProvidersPanel
-from w2c_tui.tui.screens.setup.values import FormValues, apply_form, values_from_settings
+from w2c_tui.tui.screens.setup.undo import FormHistory, Snapshot
+from w2c_tui.tui.screens.setup.values import FormValues, apply_form, changed_keys, values_from_settings
 from w2c_tui.tui.text_entry import typing_into
 from w2c_tui.tui.widgets.model_suggester import ModelSuggester
 from w2c_tui.tui.widgets.nav_bar import NavBar
@@ -44,16 +46,21 @@ VALIDATE_DELAY = 0.2
 LETTER_ACTIONS = ("test_provider", "check_judge", "add_provider", "edit_provider")
 
 EMBEDDED_NOTICE = (
-    "[b $warning]Simulated endpoint[/]: {why}, so launches use the built-in pseudo-model (no network, no key). "
+    "[b $warning]Simulated endpoint[/]: {why}, so launches use the built-in pseudo-model (no network, no key). {how}"
+)
+HOW_TO_ADD = (
     "Real provider: [b]cp config.example.toml config.toml[/], [b]TOKEN_<NAME>=…[/] in [b].env[/] "
     "— or press [b]a[/] to add one here and [b]ctrl+s[/] to save."
 )
+# A file that did not load is never saved over (setup/save.py): ctrl+s would be refused.
+HOW_TO_FIX = "fix [b]{name}[/] in an editor (the error is below) and reopen the app."
 
 
 class SetupScreen(Screen):
     BINDINGS = [
         Binding("ctrl+r", "launch", "Launch", id="setup.launch", priority=True),
         Binding("ctrl+s", "save", "Save config", id="setup.save", priority=True),
+        Binding("ctrl+z", "undo", "Undo", id="setup.undo", priority=True, tooltip="The form as it was before the last edit"),
         Binding("t", "test_provider", "Test", id="setup.test", tooltip="Test the connection"),
         Binding("j", "check_judge", "Check judge", id="setup.check_judge", show=False),
         Binding("a", "add_provider", "Add", id="setup.add_provider", tooltip="Add a provider"),
@@ -72,6 +79,8 @@ class SetupScreen(Screen):
         self._values: FormValues | None = None  # the form as config.toml holds it, read when it is built
         self._built = False  # the form mounted (after the first frame)
         self._pending: list[Callable[[], None]] = []  # actions asked for before it was
+        self._history: FormHistory | None = None  # ctrl+z's steps, from the form as built
+        self._restoring = False  # ctrl+z writing the form: its own changes are no new step
 
     # -- layout ----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -116,6 +125,7 @@ class SetupScreen(Screen):
         self._built = True
         self._validate_now()
         self._clean_values = self._read_values()  # what config.toml holds, as the form shows it
+        self._history = FormHistory(self._snapshot())
         for action in self._pending:
             action()
         self._pending.clear()
@@ -139,13 +149,16 @@ class SetupScreen(Screen):
 
     def _embedded_notice(self) -> Content:
         workspace = self.workspace
+        name = escape(workspace.config_name)
+        how = HOW_TO_ADD
         if workspace.config_loaded and workspace.config_error:
-            why = "the configuration could not be loaded (see below)"
+            why = f"{name} could not be loaded (see below)"
+            how = HOW_TO_FIX.format(name=name)
         elif workspace.glance.path is None:
             why = "no config.toml here"
         else:
-            why = "config.toml names no provider"
-        return Content.from_markup(EMBEDDED_NOTICE.format(why=why))
+            why = f"{name} names no provider"
+        return Content.from_markup(EMBEDDED_NOTICE.format(why=why, how=how))
 
     def _show_notices(self) -> None:
         error = self.workspace.config_error
@@ -154,7 +167,8 @@ class SetupScreen(Screen):
         notice.display = self.workspace.glance.embedded
         config_error = self.query_one("#config-error", Static)
         config_error.display = bool(error)
-        config_error.update(Content(f"⚠ config.toml could not be used: {error}" if error else ""))  # plain text, not markup
+        name = self.workspace.config_name
+        config_error.update(Content(f"⚠ {name} could not be used: {error}" if error else ""))  # plain text, not markup
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # A letter typed into a field is text: the letter keys are shown dimmed meanwhile.
@@ -260,13 +274,63 @@ class SetupScreen(Screen):
         self.call_after_refresh(self._note_unsaved)
 
     def _note_unsaved(self) -> None:
-        """Tell the workspace whether the form differs from config.toml (quitting asks first then)."""
+        """Tell the workspace whether the form differs from config.toml (quitting asks first then),
+        note the change for ctrl+z and say in the status line what differs."""
         clean = self._clean_values
         if clean is None:
             return  # still mounting: the form shows the file
+        self.workspace.unsaved_setup = bool(self._unsaved_keys())
+        if self._history is not None and not self._restoring:
+            self._history.note(self._snapshot())
+        self._show_readiness()
+
+    def _unsaved_keys(self) -> list[str]:
+        """The config keys the form changed since config.toml was loaded or saved."""
+        if self._clean_values is None:
+            return []
         settings, on_disk = self.workspace.loaded.settings, self.workspace.on_disk
-        providers_changed = on_disk is None or settings.providers != on_disk.providers or bool(self._providers.renamed)
-        self.workspace.unsaved_setup = providers_changed or self._read_values() != clean
+        keys = changed_keys(self._clean_values, self._read_values())
+        if on_disk is None:
+            return keys + ["providers"]
+        renamed = set(self._providers.renamed.values())
+        for name in settings.providers.keys() | on_disk.providers.keys():
+            if name in renamed or settings.providers.get(name) != on_disk.providers.get(name):
+                keys.append(f"providers.{name}")
+        return keys
+
+    # -- undo ------------------------------------------------------------------------
+    def _snapshot(self) -> Snapshot:
+        providers = self.workspace.loaded.settings.providers
+        return Snapshot(
+            self._read_values(), {n: p.model_copy(deep=True) for n, p in providers.items()}, dict(self._providers.renamed)
+        )
+
+    async def action_undo(self) -> None:
+        """ctrl+z: the form (fields, sweeps, providers) as it was before the last edit."""
+        if self._history is None:
+            return
+        before = self._history.undo()
+        if before is None:
+            self.notify("Nothing to undo since the form was opened.", timeout=3)
+            return
+        self._restoring = True
+        try:
+            for panel in self.query("FormPanel"):
+                panel.write(before.values)
+            await self.query_one("StabilityPanel").write_rows(before.values.sweeps)
+            if before.providers != self.workspace.loaded.settings.providers:
+                providers = {n: p.model_copy(deep=True) for n, p in before.providers.items()}
+                self._replace_settings(self.workspace.loaded.settings.model_copy(update={"providers": providers}))
+                self._providers.show()
+            self._providers.renamed = dict(before.renamed)
+        finally:
+            # The widgets announce their new values after this: they are the restored state, no new step.
+            self.call_after_refresh(self._restored)
+
+    def _restored(self) -> None:
+        self._restoring = False
+        self._schedule_validation()
+        self._note_unsaved()
 
     def _schedule_validation(self) -> None:
         if self._validate_timer is not None:
@@ -304,10 +368,12 @@ class SetupScreen(Screen):
         }
         self.query_one(LaunchBar).show_readiness(
             len(self.errors),
+            unsaved=self._unsaved_keys(),
             dataset_error=self._estimate.dataset_error if self._built else "",
             config_error=self.workspace.config_error,
             failed_checks=failed,
             test_error=connection.error,
+            config_name=self.workspace.config_name,
         )
 
     # -- save ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from w2c_tui.session import kinds
 from w2c_tui.tui.screens.setup.form import FormPanel
 from w2c_tui.tui.screens.setup.values import FormValues, SweepValues
 from w2c_tui.tui.text_entry import TextInput
+from w2c_tui.tui.widgets.marked import MarkedCheckbox
 
 
 def sweep_methods() -> list[tuple[str, str]]:
@@ -77,7 +78,7 @@ class StabilityPanel(FormPanel):
         super().__init__(values, panel_id="stability-panel", title="Stability")
 
     def compose(self) -> ComposeResult:
-        yield Checkbox("repeat k times per temperature", self.values.stability_enabled, id="stability-enabled", compact=True)
+        yield MarkedCheckbox("repeat k times per temperature", self.values.stability_enabled, id="stability-enabled", compact=True)
         with Vertical(id="sweeps"):
             for sweep in self.values.sweeps:
                 yield SweepRow(sweep)
@@ -88,6 +89,17 @@ class StabilityPanel(FormPanel):
             "stability_enabled": self._checked("stability-enabled"),
             "sweeps": [row.read() for row in self.query(SweepRow)],
         }
+
+    def write(self, values: FormValues) -> None:
+        self._set("stability-enabled", values.stability_enabled)
+
+    async def write_rows(self, sweeps: list[SweepValues]) -> None:
+        """The sweeps as `sweeps` lists them (ctrl+z): the rows are replaced when they differ."""
+        if [row.read() for row in self.query(SweepRow)] == sweeps:
+            return
+        await self.query(SweepRow).remove()
+        await self.query_one("#sweeps", Vertical).mount_all([SweepRow(sweep) for sweep in sweeps])
+        self.sync()
 
     def sync(self) -> None:
         enabled = self._checked("stability-enabled")

@@ -278,3 +278,24 @@ def apply_provider(values: ProviderValues, token: str = "") -> tuple[ProviderSet
             errors.setdefault(key, field_message(error))
         return None, errors
     return (None, errors) if errors else (provider, {})
+
+
+# FormValues field -> the config key it writes (the status line names changes as the file does).
+_CONFIG_KEY = {
+    "target": "target_model",
+    "judge": "judge_model",
+    "family": "template_family",
+    "delimiter": "force_target_delimiter",
+    "use_bundled": "eval_data_path",
+    "data_path": "eval_data_path",
+    "stability_enabled": "stability.enabled",
+    "sweeps": "stability.sweeps",
+}
+
+
+def changed_keys(before: FormValues, after: FormValues) -> list[str]:
+    """The config keys whose form values differ, in the form's order, each once."""
+    from dataclasses import fields
+
+    changed = [f.name for f in fields(FormValues) if getattr(before, f.name) != getattr(after, f.name)]
+    return list(dict.fromkeys(_CONFIG_KEY.get(name, name) for name in changed))

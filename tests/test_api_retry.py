@@ -96,7 +96,7 @@ def test_full_jitter_stays_under_the_exponential_ceiling():
 @pytest.mark.parametrize(
     ("status", "cause"),
     [(408, "408"), (409, "409"), (429, "429"), (500, "5xx:500"), (503, "5xx:503"), (400, None), (401, None),
-     (403, None), (404, None), (422, None), (418, None)],
+     (403, None), (404, None), (422, None), (418, "418"), (425, "425"), (499, "499")],
 )
 def test_cause_for_status(status, cause):
     assert cause_for_status(status) == cause
@@ -454,13 +454,17 @@ def _listing_server(answers):
 
 def _listing(answers):
     from w2c_tui.api.probe import list_models
+    from w2c_tui.api.transport import HttpxSender, Timeouts
 
     transport, seen = _listing_server(answers)
     policy = RetryPolicy(base_delay_seconds=0.0, retry_sleep_seconds=0.0, jitter=False)
 
     async def go():
-        async with httpx.AsyncClient(transport=transport) as client:
-            return await list_models("http://gateway/v1", None, client=client, policy=policy)
+        sender = HttpxSender({}, Timeouts(connect=1.0, read=1.0), transport)
+        try:
+            return await list_models("http://gateway/v1", None, sender=sender, policy=policy)
+        finally:
+            await sender.aclose()
 
     return asyncio.run(go()), len(seen)
 

@@ -82,7 +82,7 @@ def test_proxies_come_from_the_environment_once_per_host(monkeypatch):
 
 async def test_a_provider_is_one_pool_of_its_connections_on_the_shared_tls_context():
     assert shared_tls() is shared_tls()
-    session = sender()._open()
+    session = sender()._open("https://api.example/v1/chat/completions")
     assert session.connector.limit == 2
     assert session.connector._ssl is shared_tls()
     assert session.connector._keepalive_timeout == KEEPALIVE_SECONDS < 5  # uvicorn closes idle ones at 5 s

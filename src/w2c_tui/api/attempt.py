@@ -12,7 +12,7 @@ import httpx
 import orjson
 
 from w2c_tui.api.retry import cause_for_exception, cause_for_status, server_error_message, truncate
-from w2c_tui.api.transport import Sender
+from w2c_tui.api.transport import PermanentTransportError, Sender
 from w2c_tui.jsoncodec import parse
 
 
@@ -123,6 +123,8 @@ def _has_choices(data: Any) -> bool:
 
 def _describe(exc: BaseException) -> str:
     detail = str(exc).strip()
+    if isinstance(exc, PermanentTransportError):  # our own line, whole
+        return detail
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
 

@@ -33,7 +33,9 @@ from typing import Any
 import httpx
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.transport import shared_tls
+from w2c_tui.api.attempt import exchange, server_words
+from w2c_tui.api.proxy import proxy_for
+from w2c_tui.api.transport import AiohttpSender, Sender, Timeouts, shared_tls
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.retry import (
     ApiError,
@@ -41,8 +43,6 @@ from w2c_tui.api.retry import (
     RetriesExhaustedError,
     RetryPolicy,
     TransientFailure,
-    cause_for_exception,
-    cause_for_status,
 )
 from w2c_tui.api.echo import LOGPROB_RULE, OWN_LOGPROB_ONLY, EchoLayoutError, ImpossibleLogprobError, impossible_logprob, read_echo
 from w2c_tui.redaction import redact_text, scrub
@@ -288,7 +288,7 @@ MODELS_ENDPOINT = "/models"
 class ModelListing:
     """What GET /models answered, or why it did not."""
 
-    unreachable: str | None = None  # the transport error's class name: no answer at all
+    unreachable: str | None = None  # what the transport said: no answer at all
     status: int | None = None
     content_type: str = ""
     models: list[str] = field(default_factory=list)  # sorted ids of a 200 JSON answer
@@ -309,20 +309,24 @@ async def list_models(
     token: str | None,
     *,
     timeout: float = 10.0,
-    client: httpx.AsyncClient | None = None,
+    sender: Sender | None = None,
     policy: RetryPolicy | None = None,
 ) -> ModelListing:
-    """GET /models on `base_url` (with its own client unless one is given); never raises for the server's faults.
+    """GET /models on `base_url` (through its own sender unless one is given), each attempt
+    within `timeout` seconds whole; never raises for the server's faults.
 
     With a `policy`, an answer that may pass (no answer, 408/429/5xx, a web page or a body cut
     short) is asked again, at most LISTING_ATTEMPTS times: launch refuses a run on this answer,
     so one passing fault must not decide it, while a wrong base URL is still told in seconds.
     """
-    if client is None:
-        async with httpx.AsyncClient(timeout=timeout, verify=shared_tls()) as own:
-            return await list_models(base_url, token, timeout=timeout, client=own, policy=policy)
+    if sender is None:
+        own = AiohttpSender(auth_headers(token), Timeouts(connect=min(10.0, timeout), read=timeout), max_connections=1)
+        try:
+            return await list_models(base_url, token, timeout=timeout, sender=own, policy=policy)
+        finally:
+            await own.aclose()
     if policy is None:
-        return await _list_models_once(client, base_url, token)
+        return await _list_models_once(sender, base_url, timeout)
     short = replace(policy, max_retries=LISTING_ATTEMPTS - 1)
     retries = CallRetries(short, asyncio.sleep, random.Random(), lambda failure, wait: None)
     listing = ModelListing()
@@ -330,7 +334,7 @@ async def list_models(
     async def attempt() -> ModelListing:
         nonlocal listing
         started = time.monotonic()
-        listing = await _list_models_once(client, base_url, token)
+        listing = await _list_models_once(sender, base_url, timeout)
         if listing.cause is not None:
             raise TransientFailure(listing.cause, listing.describe(), listing.status, time.monotonic() - started)
         return listing
@@ -341,24 +345,24 @@ async def list_models(
         return listing  # the last answer stands: it came on every attempt
 
 
-async def _list_models_once(client: httpx.AsyncClient, base_url: str, token: str | None) -> ModelListing:
-    headers = auth_headers(token)
-    try:
-        response = await client.get(endpoint_url(base_url, MODELS_ENDPOINT), headers=headers)
-    except httpx.HTTPError as exc:
-        return ModelListing(unreachable=type(exc).__name__, cause=cause_for_exception(exc))
-    listing = ModelListing(status=response.status_code, content_type=response.headers.get("content-type", ""))
-    if response.status_code != 200:
-        listing.reason = _reason(response)
-        listing.cause = cause_for_status(response.status_code)
+async def _list_models_once(sender: Sender, base_url: str, deadline: float) -> ModelListing:
+    outcome = await exchange(sender, "GET", endpoint_url(base_url, MODELS_ENDPOINT), None, False, deadline)
+    if outcome.status is None:
+        return ModelListing(unreachable=outcome.error, cause=outcome.retry_cause)
+    headers = outcome.headers or {}
+    listing = ModelListing(status=outcome.status, content_type=headers.get("content-type", ""))
+    if outcome.status != 200:
+        words = server_words(outcome.content)
+        listing.reason = f"HTTP {outcome.status}" + (f": {words[:120]}" if words else "")
+        listing.cause = outcome.retry_cause
         return listing
     if "json" not in listing.content_type.lower():
         listing.cause = "html"  # a proxy's page now and then; every time, a base URL that is not the API
-    try:
-        listing.models = sorted(model_ids(response.json()))
-    except ValueError as exc:
-        listing.unreadable = type(exc).__name__
+    if outcome.data is None:
+        listing.unreadable = "the body is not JSON"
         listing.cause = listing.cause or "bad_json"
+    else:
+        listing.models = sorted(model_ids(outcome.data))
     return listing
 
 
@@ -398,15 +402,17 @@ async def _connection(name: str, base_url: str, token: str | None, model: str | 
     result = ProbeResult(name)
     headers = auth_headers(token)
     base = base_url.rstrip("/")
-    async with httpx.AsyncClient(timeout=timeout, verify=shared_tls(), headers=headers) as client:
-        listing = await list_models(base, token, timeout=timeout, client=client)
-        failure = listing.unreachable or listing.unreadable
-        if failure:
-            result.checks["models"] = Check(False, failure)
-            # Nothing else will answer if the server cannot be reached at all.
-            for check in CHECKS[1:]:
-                result.checks[check] = Check(False, "not tried: server unreachable")
-            return result
+    listing = await list_models(base, token, timeout=timeout)
+    failure = listing.unreachable or listing.unreadable
+    if failure:
+        result.checks["models"] = Check(False, failure)
+        # Nothing else will answer if the server cannot be reached at all.
+        for check in CHECKS[1:]:
+            result.checks[check] = Check(False, "not tried: server unreachable")
+        return result
+    # The proxy of the run's own rule (api/proxy.py), not httpx's reading of the environment.
+    proxy = proxy_for(base)
+    async with httpx.AsyncClient(timeout=timeout, verify=shared_tls(), headers=headers, proxy=proxy, trust_env=False) as client:
         if listing.ok:
             result.models = listing.models
             result.checks["models"] = Check(True, f"{len(result.models)} models")

@@ -4,8 +4,10 @@ A failure that can pass (429, 5xx, a timeout, a dropped connection, a body cut s
 unreadable, a web page or empty choices where an answer belongs) is tried again within a
 budget: at most `max_retries` retries and no new attempt after `budget_seconds` spent in
 attempts and waits. A request is refused for good only on evidence: a status saying the
-request itself is wrong (400, 401, 403, 404, 413, 422, ...), or the same answer on
-SAME_ANSWER_LIMIT attempts in a row for a cause that is not a passing one.
+request itself is wrong (REFUSING_STATUSES), or the same answer on SAME_ANSWER_LIMIT
+attempts in a row for a cause that is not a passing one. What the transport refuses for
+good (transport.PermanentTransportError: an answer past its bounds, an untrusted
+certificate) has no cause: it is never retried.
 The loop is tenacity's; the causes and verdicts are ours.
 """
 
@@ -21,12 +23,18 @@ from typing import TypeVar
 import httpx
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type
 
-# Statuses worth another attempt besides 5xx; every other 4xx means the request itself is wrong.
-RETRYABLE_STATUSES = {408: "408", 409: "409", 429: "429"}
+# Statuses saying the request itself is wrong (or unwelcome: no token, no credit, too large):
+# refused at once. Every other status is retried: the passing ones below for the whole
+# budget, the rest (409, 418, 500, ...) until the same answer comes SAME_ANSWER_LIMIT times.
+REFUSING_STATUSES = frozenset({400, 401, 402, 403, 404, 405, 406, 410, 411, 413, 414, 415, 422, 431})
 SERVER_MESSAGE_LIMIT = 300
-# Causes that say nothing about the request itself: the server is busy, a gateway lost its
-# upstream, the network failed. They are waited out for the whole budget however often they repeat.
-PASSING_CAUSES = frozenset({"408", "429", "5xx:502", "5xx:503", "5xx:504", "5xx:529", "timeout", "connection"})
+# Causes that say nothing about the request itself: the server is busy (408, 429; 425 Too
+# Early), a gateway lost its upstream (502, 503, 504, 529; 499, nginx's "the client closed",
+# which a gateway answers when its upstream gave up), the network failed. They are waited out
+# for the whole budget however often they repeat.
+PASSING_CAUSES = frozenset(
+    {"408", "425", "429", "499", "5xx:502", "5xx:503", "5xx:504", "5xx:529", "timeout", "connection"}
+)
 # Any other failure that comes back the same on this many attempts in a row is the server's
 # answer to this request (a login page at a wrong base URL, a 500 on every echo), not chance:
 # at a 20% fault rate four identical faults in a row come once in ~10^7 requests.
@@ -196,11 +204,9 @@ class RetriesExhaustedError(ApiError):
 
 def cause_for_status(status: int) -> str | None:
     """The retry cause for an HTTP status, or None when retrying cannot help."""
-    if status in RETRYABLE_STATUSES:
-        return RETRYABLE_STATUSES[status]
-    if 500 <= status <= 599:
-        return f"5xx:{status}"
-    return None
+    if status < 400 or status in REFUSING_STATUSES:
+        return None
+    return f"5xx:{status}" if 500 <= status <= 599 else str(status)
 
 
 def cause_for_exception(exc: BaseException) -> str | None:

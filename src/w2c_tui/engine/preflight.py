@@ -17,6 +17,7 @@ from w2c_tui.api import ProviderSettings, RetryPolicy, route
 from w2c_tui.api.probe import list_models
 from w2c_tui.api.providers import is_loopback_url
 from w2c_tui.api.server_version import server_version
+from w2c_tui.api.transport import network_problem
 from w2c_tui.config import LoadedConfig
 from w2c_tui.engine.budget_check import budget_warnings
 from w2c_tui.engine.capabilities import check_logprob_support
@@ -109,8 +110,12 @@ async def reach_providers(
 ) -> None:
     """Fail early, with a clear message, when a provider cannot be reached at all.
 
-    Each reachable provider's GET /version goes into `server_versions` as it is found."""
+    `timeout` bounds each request whole (a trickling answer included). Each reachable
+    provider's GET /version goes into `server_versions` as it is found."""
     used = {route(m, providers).name for plan in plans for m in models_used(loaded, plan)}
+    problem = network_problem([p.base_url for p in providers if p.name in used])
+    if problem is not None:  # a SOCKS proxy, an unreadable SSL_CERT_FILE: every request would fail
+        raise LaunchError(problem)
     for provider in providers:
         if provider.name not in used:
             continue
@@ -172,8 +177,8 @@ async def run_checks(
     findings: Findings,
 ) -> None:
     """The network checks, in order, filling `findings` (the launch reads it once they are done)."""
-    await reach_providers(loaded, plans, providers, policy, notify, findings.server_versions)
     timeout = loaded.settings.http.timeout_seconds
+    await reach_providers(loaded, plans, providers, policy, notify, findings.server_versions, min(10.0, timeout))
     findings.logprob_support = await check_logprob_support(
         plans, providers, states, policy=policy, timeout_seconds=timeout, notify=notify
     )

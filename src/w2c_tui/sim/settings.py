@@ -24,6 +24,7 @@ DEFAULT_MODELS: tuple[str, ...] = ("llama-3.3-70b-instruct", "qwen2.5-7b-instruc
 DEFAULT_FAULT_PATHS: tuple[str, ...] = ("/v1/chat/completions", "/v1/completions")
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+MAX_DELAY_MS = 3_600_000.0  # latency, jitter, a slow fault: an hour is already no answer
 
 # How a server treats the prompt in /completions echo + logprobs (docs/servers.md has the real ones).
 PROMPT_LOGPROBS = (
@@ -107,6 +108,7 @@ class SimSettings:
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "fault_paths", tuple(self.fault_paths))
         object.__setattr__(self, "rejected_params", tuple(self.rejected_params))
+        # Written so that NaN fails each test (every comparison with NaN is false).
         for name in ("fault_rate", "judge_malformed_rate", "judge_error_rate", "judge_position_bias"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -115,8 +117,9 @@ class SimSettings:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must not be negative (0 = no cap)")
         for name in ("latency_ms", "jitter_ms", "slow_ms"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must not be negative")
+            value = getattr(self, name)
+            if not 0.0 <= value <= MAX_DELAY_MS:
+                raise ValueError(f"{name} must be between 0 and {MAX_DELAY_MS:.0f} (an hour), got {value}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be 0..65535, got {self.port}")
         unknown = [k for k in self.fault_kinds if k not in FAULT_KINDS]

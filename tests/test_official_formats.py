@@ -162,3 +162,78 @@ def test_a_record_the_format_cannot_write_is_named():
         official_pair(example, "when2call-llama3_2")
     assert "\n" not in str(error.value)
     assert official_pair(example, "when2call-hermes")[1][1].startswith("<tool_call>")  # hermes copies it as it is
+
+
+# -- the whole way: config, run against the sim, metrics.json, show
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from w2c_tui.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_hermes_session_against_the_sim_shows_the_official_block(sim, tmp_path, monkeypatch, capsys):
+    from configs import write_config
+
+    from w2c_tui.store.jsonl import iter_rows
+
+    monkeypatch.chdir(tmp_path)
+    config = write_config(
+        tmp_path, sim.base_url, data={"n_per_label": 8}, models={"template_family": "when2call-hermes"},
+        mlflow={"enabled": False},
+    )
+    code, _, err = _cli(capsys, "run", "--config", str(config), "--run-key", "official", "--only", "mcq_logprob")
+    assert code == 0, err
+    [session] = (tmp_path / "workdir" / "runs" / "official" / "sessions").iterdir()
+    manifest = json.loads((session / "manifest.json").read_text())
+    assert manifest["template_family"] == "when2call-hermes"
+
+    code, out, _ = _cli(capsys, "show", str(session), "--json")
+    assert code == 0
+    metrics = json.loads(out)["metrics"]["mcq_logprob"]
+    official = metrics["official"]
+    assert official["family"] == "when2call-hermes" and official["n"] == metrics["n_obtained"] == 24
+    assert {"acc", "acc_norm", "macro_f1", "tool_hallucination_rate", "n"} <= set(official)
+    assert official["acc"] == metrics["variants"]["raw"]["accuracy"]  # no string fallback with the sim
+    assert official["acc_norm"] == metrics["variants"]["norm_chars"]["accuracy"]
+    rate = official["tool_hallucination_rate"]
+    assert set(rate) == {"rate", "numerator", "denominator", "ci95"}
+    assert official["acc_ci95"]["n_boot"] == 1000
+
+    # What was sent: the official pairs; what acc_norm divided by: the choice as hermes writes it.
+    examples = {e.uuid: e for e in load_examples(BUNDLED)}
+    debug = list(iter_rows(session / "checkpoints" / "mcq_logprob" / "debug_per_choice.jsonl"))
+    for row in debug:
+        _, choices = official_pair(examples[row["uuid"]], "when2call-hermes")
+        choice = choices[["direct", "tool_call", "request_for_info", "cannot_answer"].index(row["answer_name"])]
+        assert row["continuation"] == choice  # hermes's prompt ends at <|im_end|>: no whitespace to move
+        assert row["len_chars"] == len(choice)
+
+    code, out, _ = _cli(capsys, "show", str(session))
+    assert code == 0
+    assert "official  when2call-hermes as NVIDIA's lm-eval task scores it (n 24)" in out
+    assert f"tool halluc. " in out and "Wilson [" in out
+
+
+def test_an_official_family_with_a_delimiter_is_refused_at_load(tmp_path):
+    from configs import write_config
+
+    from w2c_tui.config import ConfigError, load_config
+
+    config = write_config(tmp_path, models={"template_family": "when2call", "force_target_delimiter": " "})
+    with pytest.raises(ConfigError, match=r"force_target_delimiter must be empty with template_family 'when2call'"):
+        load_config(config, environ={})
+
+
+def test_xlam_is_refused_before_the_run_in_one_sentence(tmp_path, monkeypatch, capsys):
+    from configs import write_config
+
+    monkeypatch.chdir(tmp_path)
+    config = write_config(tmp_path, models={"template_family": "when2call-xlam"}, mlflow={"enabled": False})
+    code, _, err = _cli(capsys, "run", "--config", str(config), "--only", "mcq_logprob")
+    assert code == 2
+    assert "when2call-xlam needs the model's own chat template" in err and "Traceback" not in err
+    assert not (tmp_path / "workdir" / "runs").exists() or not list((tmp_path / "workdir" / "runs").rglob("*.jsonl"))

@@ -53,7 +53,25 @@ def metric_detail_lines(metrics: Metrics | dict[str, Any]) -> list[str]:
             cells.append(f"{title} {shown(value)} (n {shown(n)})")
     if cells:
         lines.append(f"{INDENT}{'halluc.':<9} " + "  ".join(cells))
-    return lines
+    return lines + official_lines(m)
+
+
+def official_lines(m: Metrics) -> list[str]:
+    """The paper's figures (an official-format mcq_logprob), each with its interval and n."""
+    o = m.official
+    if o is None or not o.n:
+        return []
+    rate = o.tool_hallucination_rate
+    wilson = rate.ci95 if rate is not None and isinstance(rate.ci95, dict) else {}
+    unscored = f", {o.n_unscored} unscored left out" if o.n_unscored else ""
+    return [
+        f"{INDENT}{'official':<9} {o.family} as NVIDIA's lm-eval task scores it (n {shown(o.n)}{unscored}):"
+        f" acc {shown(o.acc)} {_interval(o.acc_ci95)}  acc_norm {shown(o.acc_norm)} {_interval(o.acc_norm_ci95)}",
+        f"{INDENT}{'':<9} macro_f1 {shown(o.macro_f1)} {_interval(o.macro_f1_ci95)} over {len(o.macro_f1_labels or [])} labels"
+        f" (3-class {shown(o.macro_f1_no_direct)})  tool halluc. {shown(rate.rate if rate else None)}"
+        f" ({shown(rate.numerator if rate else None)}/{shown(rate.denominator if rate else None)},"
+        f" Wilson [{shown(wilson.get('low'))}, {shown(wilson.get('high'))}])",
+    ]
 
 
 def _class_f1(scores: ClassScores) -> str:

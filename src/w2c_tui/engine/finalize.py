@@ -8,7 +8,9 @@ from typing import Any
 from w2c_tui.data import Example
 from w2c_tui.metrics import compute_metrics
 from w2c_tui.metrics.compute import INVALID_LABEL
-from w2c_tui.session.kinds import kind_of
+from w2c_tui.metrics.official import official_figures
+from w2c_tui.prompts.official import official_family
+from w2c_tui.session.kinds import MCQ_LOGPROB, kind_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
 from w2c_tui.session.models import Metrics
 from w2c_tui.store.jsonl import read_keyed, write_json_atomic
@@ -48,6 +50,9 @@ def metrics_for(
             )
             for variant in kind.variants
         }
+    family = official_family(rows.values()) if kind is MCQ_LOGPROB else None
+    if family is not None:  # the paper's figures beside ours, as NVIDIA's lm-eval task computes them
+        metrics["official"] = {"family": family, **official_figures(examples, rows, seed=seed)}
     for key, counts in kind.row_counts.items():
         metrics[key] = sum(1 for r in rows.values() if counts(r))
     if kind.summary is not None:

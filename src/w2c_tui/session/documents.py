@@ -47,7 +47,7 @@ METRICS_TYPES: dict[str, tuple[type, ...]] = {
         "n_examples", "n_missing_predictions", "n_invalid_labels", "stability_at_k", "mean_consistency_at_k",
     )},
     **{key: _MAPPING for key in (
-        "per_class", "variants", "missing_as_cannot_answer", "accuracy_ci95", "macro_f1_ci95",
+        "per_class", "variants", "missing_as_cannot_answer", "accuracy_ci95", "macro_f1_ci95", "official",
     )},
     "status": _TEXT,
     "confusion_matrix": _MAPPING,
@@ -107,6 +107,7 @@ _FLAT_INNER_NUMBERS = {
     "tool_hallucination_rate": ("rate", "numerator", "denominator"),
     "answer_hallucination_rate": ("rate", "numerator", "denominator"),
     "parameter_hallucination_rate": ("rate", "numerator", "denominator"),
+    "official": ("n", "n_unscored", "acc", "acc_norm", "macro_f1", "macro_f1_no_direct"),
 }
 # Stability sweeps: shown as numbers.
 _STABILITY_NUMBERS = (

@@ -170,6 +170,30 @@ class ConfusionMatrix(Document):
     matrix: list[list[Number]] | None = None
 
 
+class OfficialRate(Rate):
+    """The official block's tool hallucination rate, with its Wilson interval."""
+
+    ci95: dict[str, Any] | None = None
+
+
+class OfficialFigures(Document):
+    """mcq_logprob's figures as NVIDIA's lm-eval task computes them (metrics/official.py), for a
+    session in an official When2Call format."""
+
+    family: str | None = None
+    n: int | None = None
+    n_unscored: int | None = None
+    acc: Number | None = None
+    acc_ci95: Interval | None = None
+    acc_norm: Number | None = None
+    acc_norm_ci95: Interval | None = None
+    macro_f1: Number | None = None
+    macro_f1_ci95: Interval | None = None
+    macro_f1_labels: list[Any] | None = None
+    macro_f1_no_direct: Number | None = None
+    tool_hallucination_rate: OfficialRate | None = None
+
+
 class Metrics(Document):
     """A pipeline's metrics.json (docs/metrics.md), or ours recomputed from its rows.
 
@@ -224,6 +248,7 @@ class Metrics(Document):
     variants: dict[str, "Metrics"] | None = None  # mcq_logprob's scoring variants, each its own metrics
     missing_as_cannot_answer: "Metrics | None" = None  # the earlier convention, beside ours
     judge_check: dict[str, Any] | None = None  # judge-check figures (metrics/judge_check.py)
+    official: OfficialFigures | None = None  # the paper's figures, official-format mcq_logprob only
     cost: Cost | None = None
 
     # Renamed keys: the old name is read as the new one (sessions written before the rename).

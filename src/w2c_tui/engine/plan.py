@@ -8,9 +8,10 @@ from typing import Any
 
 from w2c_tui.config import LoadedConfig, Settings, fingerprint_payload, session_fingerprint
 from w2c_tui.data import Example, load_examples, select_examples
-from w2c_tui.data.when2call import BUNDLED_PATH, file_sha256
+from w2c_tui.data.when2call import BUNDLED_PATH, DataError, file_sha256
 from w2c_tui.engine.endpoint import session_endpoint
 from w2c_tui.prompts.families import resolve_family
+from w2c_tui.prompts.official import check_writable
 from w2c_tui.session import kinds
 from w2c_tui.store.layout import SessionPaths, generate_run_key, sanitize_run_key
 
@@ -118,6 +119,11 @@ def plan_sessions(
     selected = select_examples(
         examples, use_full_dataset=data.use_full_dataset, n_per_label=data.n_per_label, seed=data.subsample_seed
     )
+    if kinds.MCQ_LOGPROB.name in [*pipelines, *(s.method for s in sweeps)]:
+        try:
+            check_writable(selected, settings.models.template_family)
+        except DataError as exc:
+            raise DataError(f"{path}: {exc}") from None
     digest = file_sha256(path)
     plans = []
     for model in targets:

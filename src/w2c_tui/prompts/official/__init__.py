@@ -56,3 +56,10 @@ def official_pair(example: Example, family: str) -> tuple[str, list[str]]:
             f"uuid {example.uuid}: the official {family} format cannot write this example "
             f"({type(exc).__name__}: {exc}); fix the record or choose another template_family"
         ) from None
+
+
+def check_writable(examples: Iterable[Example], family: str) -> None:
+    """Write every example once before the run: one the format cannot write is named then, not mid-run."""
+    if family in FORMATS:
+        for example in examples:
+            official_pair(example, family)

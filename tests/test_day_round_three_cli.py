@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,111 @@ def test_headless_progress_fits_80_columns():
     state.on_request_end("sim", 120.0, True)
     lines = render(state)
     assert all(len(line) < 80 for line in lines), [line for line in lines if len(line) >= 80]
+
+
+# -- 6. estimates: the finishing phase, each model's pipelines, the resume's in the manifest ----
+
+
+def test_the_estimate_includes_the_finishing_phase_even_with_nothing_left():
+    from w2c_tui.config.schema import Settings
+    from w2c_tui.engine.estimate import FINISH_SECONDS, TRACK_SECONDS, estimate, left_after
+
+    settings = Settings.model_validate({"pipelines": {"do_llm_judge": False, "do_mcq": True, "do_mcq_logprob": False}})
+    full = estimate(settings, 100)
+    assert full.finish_seconds == FINISH_SECONDS + (TRACK_SECONDS + 1.0 if settings.mlflow.enabled else 0.0)
+    nothing_left = left_after(full, {"mcq": 100})
+    assert nothing_left.total_requests == 0 and nothing_left.session_seconds == 0
+    assert nothing_left.total_seconds == full.finish_seconds > 0
+    assert nothing_left.as_dict()["seconds"] == round(full.finish_seconds, 1)
+    assert nothing_left.as_dict()["resumed_examples"] == {"mcq": 100}
+
+
+def test_the_setup_estimate_shows_each_models_pipelines():
+    from w2c_tui.config.schema import Settings
+    from w2c_tui.tui.screens.setup.estimate import estimate_markup
+
+    settings = Settings.model_validate(
+        {"models": {"target_model": ["a", "b"]}, "pipelines": {"do_llm_judge": False, "do_mcq": True, "do_mcq_logprob": False}}
+    )
+    text = estimate_markup(settings, 100, None, {"a": {"mcq": 100}, "b": {"mcq": 40}})
+    lines = text.splitlines()
+    assert any("a:" in line and "mcq 0" in line for line in lines), text
+    assert any("b:" in line and "mcq 60" in line for line in lines), text
+    assert "≈ [b]60[/b] requests" in text
+
+
+def test_a_resume_records_the_estimate_of_what_it_sends(sim, tmp_path, capsys):
+    from w2c_tui.store.jsonl import read_json
+
+    config = str(sim_config(tmp_path, sim))
+    argv = ["run", "--config", config, "--model", "ma", "--only", "mcq", "--run-key", "again"]
+    assert main(argv) == 0
+    root = capsys.readouterr().out.splitlines()[-1]
+    first = read_json(Path(root) / "manifest.json")["estimate"]
+    assert first["requests"] > 0 and "resumed_examples" not in first
+    assert main(argv) == 0
+    second = read_json(Path(root) / "manifest.json")["estimate"]
+    assert second["requests"] == 0 and second["resumed_examples"] == {"mcq": first["n_examples"]}
+    assert second["seconds"] == second["finish_seconds"] > 0
+
+
+# -- 7. show and compare by fingerprint or run key; sessions --paths; --help descriptions -------
+
+
+def two_sessions(sim, tmp_path, capsys) -> tuple[str, list[Path]]:
+    config = str(sim_config(tmp_path, sim))
+    assert main(["run", "--config", config, "--model", "ma", "--model", "mb", "--only", "mcq", "--run-key", "pair"]) == 0
+    roots = [Path(line) for line in capsys.readouterr().out.splitlines() if "/sessions/" in line]
+    return config, roots
+
+
+def test_show_and_compare_take_a_fingerprint_or_a_run_key(sim, tmp_path, capsys):
+    config, (a, b) = two_sessions(sim, tmp_path, capsys)
+    assert main(["--config", config, "show", a.name]) == 0
+    assert capsys.readouterr().out.startswith(f"session {a.name}  run pair")
+    assert main(["--config", config, "compare", a.name, b.name, "--resamples", "100"]) == 0
+    out = capsys.readouterr().out
+    assert str(a) in out and str(b) in out
+    # A run key of two sessions is ambiguous: one line naming both, exit 2.
+    assert main(["--config", config, "show", "pair"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert "run key pair has 2 sessions" in line and str(a) in line and str(b) in line
+    # The same fingerprint in two run keys: both named.
+    twin = tmp_path / "workdir" / "runs" / "other" / "sessions" / a.name
+    twin.parent.mkdir(parents=True)
+    import shutil
+
+    shutil.copytree(a, twin)
+    assert main(["--config", config, "show", a.name]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"fingerprint {a.name} is in 2 run keys" in line and str(twin) in line
+
+
+def test_sessions_paths_prints_one_folder_a_line(sim, tmp_path, capsys):
+    config, roots = two_sessions(sim, tmp_path, capsys)
+    assert main(["--config", config, "sessions", "--paths"]) == 0
+    assert sorted(capsys.readouterr().out.splitlines()) == sorted(str(r) for r in roots)
+
+
+def _commands(parser, prefix=()):
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                yield (*prefix, name), command
+                yield from _commands(command, (*prefix, name))
+
+
+def test_every_subcommand_help_has_a_description_line(capsys):
+    from w2c_tui.cli import build_parser
+
+    commands = list(_commands(build_parser()))
+    assert len(commands) >= 13
+    for words, _ in commands:
+        with pytest.raises(SystemExit) as stop:
+            main([*words, "--help"])
+        assert stop.value.code == 0
+        text = capsys.readouterr().out
+        paragraphs = text.split("\n\n")
+        assert len(paragraphs) > 2 and not paragraphs[1].lstrip().startswith(("positional", "options")), words

@@ -50,7 +50,21 @@ def build_parser() -> argparse.ArgumentParser:
     from w2c_tui.cli import export_cmd
 
     export_cmd.register(sub)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Each subcommand's `--help` opens with the line the command list shows for it."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, command in action.choices.items():
+            if not command.description and helps.get(name):
+                text = helps[name]
+                command.description = text[0].upper() + text[1:] + "."
+            _describe(command)
 
 
 def main(argv: list[str] | None = None) -> int:

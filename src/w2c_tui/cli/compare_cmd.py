@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="paired comparison of sessions: Δ (B − A) with bootstrap intervals, McNemar p, flipped examples",
     )
     parser.add_argument(
-        "sessions", nargs="+", metavar="SESSION_DIR", type=path_argument, help="two or more session folders (A B [C …])"
+        "sessions", nargs="+", metavar="SESSION", type=path_argument,
+        help="two or more sessions (A B [C …]): folders, fingerprints or run keys of one session",
     )
     parser.add_argument("--json", action="store_true", help="the comparison as JSON")
     parser.add_argument(
@@ -31,12 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def compare(args: argparse.Namespace) -> int:
     from w2c_tui.analysis.compare import CompareError, check_settings, compare_sessions, load_sessions
+    from w2c_tui.cli.session_arg import session_folder
 
     if len(args.sessions) < 2:
         raise CliError("compare needs at least two session folders (A B [C …])")
     try:
         check_settings(args.resamples, args.seed)
-        comparison = compare_sessions(load_sessions(args.sessions), n_resamples=args.resamples, seed=args.seed)
+        roots = [session_folder(args, text) for text in args.sessions]
+        comparison = compare_sessions(load_sessions(roots), n_resamples=args.resamples, seed=args.seed)
     except CompareError as exc:
         raise CliError(str(exc)) from None
     if args.json:

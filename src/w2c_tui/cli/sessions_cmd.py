@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from w2c_tui.cli.common import add_config_argument, path_argument, workdir_of
@@ -30,11 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing = sub.add_parser("sessions", help="list sessions under the workdir")
     add_config_argument(listing)
     listing.add_argument("--workdir", metavar="W", type=path_argument, help="workdir (default: [run] workdir_base)")
-    listing.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    shape = listing.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="one JSON document instead of a table")
+    shape.add_argument("--paths", action="store_true", help="only the session folders, one a line (for scripts)")
     listing.set_defaults(handler=sessions)
 
     show_parser = sub.add_parser("show", help="metrics of one session, per pipeline")
-    show_parser.add_argument("session_dir", metavar="SESSION_DIR", type=path_argument)
+    show_parser.add_argument(
+        "session_dir", metavar="SESSION", type=path_argument,
+        help="session folder, its fingerprint, or a run key of one session (looked up under the workdir)",
+    )
     show_parser.add_argument("--json", action="store_true", help="the metrics as JSON")
     show_parser.set_defaults(handler=show)
 
@@ -45,6 +49,10 @@ def sessions(args: argparse.Namespace) -> int:
     found = list_sessions(workdir_of(args))
     if args.json:
         print(json.dumps([s.summary() for s in found], indent=2))
+        return 0
+    if args.paths:
+        for s in found:
+            print(s.paths.root)
         return 0
     if not found:
         print(f"no sessions under {workdir_of(args)}")
@@ -68,9 +76,11 @@ def _audit_line(summary: dict) -> str:
     from w2c_tui.session.models import AuditSummary
 
     audit = AuditSummary.of(summary)
-    text = f"      audit: {audit.total_events} outstanding events"
+    text = f"      audit: {audit.outstanding_problems} outstanding (warnings and errors)"
     if audit.by_fallback_type:
         text += f" ({counts(audit.by_fallback_type)})"
+    if audit.info_notes:
+        text += f", {audit.info_notes} info notes"
     text += f", {audit.forced_fallback_events} forced"
     if audit.resolved_by_resume:
         text += f"; resolved by resume: {counts(audit.resolved_by_resume)}"
@@ -101,26 +111,12 @@ def _pipeline_json(p) -> dict:
     return document
 
 
-def _run_key_session(args: argparse.Namespace) -> Path | None:
-    """`show RUN_KEY`: the run key's session when it has one (several: say which to pick)."""
-    text = str(args.session_dir)
-    if Path(text).exists() or "/" in text or not text.strip():
-        return None
-    try:
-        runs = workdir_of(args) / "runs" / text / "sessions"
-    except Exception:  # noqa: BLE001 - no usable config: the folder's own error message follows
-        return None
-    found = sorted(p for p in runs.glob("*") if p.is_dir()) if runs.is_dir() else []
-    if len(found) > 1:
-        names = ", ".join(p.name for p in found)
-        raise CliError(f"run key {text} has {len(found)} sessions ({names}): show one of them, e.g. {found[0]}")
-    return found[0] if found else None
-
-
 def show(args: argparse.Namespace) -> int:
     from w2c_tui.session.reader import NotASession, open_session
 
-    root = _run_key_session(args) or Path(args.session_dir)
+    from w2c_tui.cli.session_arg import session_folder
+
+    root = session_folder(args, str(args.session_dir))
     try:
         info = open_session(root)
     except NotASession as exc:

@@ -21,8 +21,13 @@ target model); a launch with several target models runs one session each.
   assumed (REQUEST_SECONDS + completion tokens / DECODE_TOKENS_PER_SECOND); the embedded
   simulator answers at once, so its time is this machine's CPU per request (SIM_*,
   measured by benchmarks/estimate_vs_actual.py).
+- The finishing phase, after the last answer, on a resume with nothing left to send too:
+  metrics and packing the call traces (FINISH_SECONDS), and with `[mlflow] enabled` the
+  session's runs and artifacts logged (TRACK_SECONDS + TRACK_SECONDS_PER_PIPELINE each).
 - Cost, when `[prices."<model>"]` prices the models used (typical and at most); a judge
   kind's tokens are split evenly between target and judge.
+- A resume (`left_after`): each pipeline's figures times the share of its examples not yet
+  on disk; the finishing phase stays whole.
 """
 
 from __future__ import annotations
@@ -49,6 +54,11 @@ DECODE_TOKENS_PER_SECOND = 50.0
 SIM_CONCURRENCY = 32  # engine/endpoint.py gives the embedded simulator this max_concurrency
 SIM_SECONDS_PER_REQUEST = 0.0024
 SIM_SECONDS_PER_ECHOED_TOKEN = 0.000003
+# After the last answer (engine/launch.py: packing, tracking): a 3-pipeline session on the 2-core
+# machine took 0.5 s to finalize and pack, and 4.7 to 6.0 s to log to a local MLflow store.
+FINISH_SECONDS = 0.5
+TRACK_SECONDS = 2.5
+TRACK_SECONDS_PER_PIPELINE = 1.0
 
 
 @dataclass
@@ -60,10 +70,17 @@ class Estimate:
     completion_tokens_max: dict[str, int] = field(default_factory=dict)  # at most (max_tokens)
     seconds: dict[str, float] = field(default_factory=dict)  # each pipeline alone, at the current limits
     session_seconds: float = 0.0  # all pipelines at once, sharing their providers' limits
+    finish_seconds: float = 0.0  # after the last answer: metrics, trace packing, MLflow
+    resumed: dict[str, int] = field(default_factory=dict)  # exp_name -> examples already on disk (left out)
     # model -> [prompt tokens, typical completion tokens, most completion tokens]
     model_tokens: dict[str, list[int]] = field(default_factory=dict)
     cost: dict[str, Any] | None = None  # typical, at_most, priced_models, unpriced_models; None when unpriced
     limits: dict[str, dict[str, Any]] = field(default_factory=dict)  # provider -> the limits the time assumed
+
+    @property
+    def total_seconds(self) -> float:
+        """The session from its first request to its end, the finishing phase included."""
+        return self.session_seconds + self.finish_seconds
 
     @property
     def total_requests(self) -> int:
@@ -99,7 +116,9 @@ class Estimate:
             "prompt_tokens": self.total_prompt_tokens,
             "completion_tokens": self.total_completion_tokens,
             "completion_tokens_max": self.total_completion_tokens_max,
-            "seconds": round(self.session_seconds, 1),
+            "seconds": round(self.total_seconds, 1),
+            "finish_seconds": round(self.finish_seconds, 1),
+            **({"resumed_examples": dict(self.resumed)} if self.resumed else {}),
             "cost": self.cost,
             "pipelines": pipelines,
             "limits": self.limits,
@@ -194,15 +213,57 @@ def estimate(
             total.requests += load.requests
             total.tokens += load.tokens
     result.session_seconds = max((_seconds(load, limits[name]) for name, load in combined.items()), default=0.0)
+    result.finish_seconds = finish_seconds(settings, len(result.requests))
     result.cost = estimate_cost(result.model_tokens, price_table(settings))
     return result
 
 
-def plan_estimate(settings: Settings, plan: Any) -> dict[str, Any]:
-    """The estimate of one planned session (engine.plan.SessionPlan), as the manifest records it."""
+def finish_seconds(settings: Settings, n_pipelines: int) -> float:
+    """The session's finishing phase: it runs whatever is left to send, even nothing."""
+    tracking = TRACK_SECONDS + TRACK_SECONDS_PER_PIPELINE * n_pipelines if settings.mlflow.enabled else 0.0
+    return FINISH_SECONDS + tracking
+
+
+def left_after(result: Estimate, finished: dict[str, int]) -> Estimate:
+    """What a launch still sends when `finished` (exp_name -> examples on disk) are skipped:
+    each pipeline's figures scaled by its share left; the session's time by the requests left;
+    the finishing phase whole."""
+    n = result.n_examples
+    share = {name: 1 - min(finished.get(name, 0), n) / n if n else 1.0 for name in result.requests}
+    if all(f == 1.0 for f in share.values()):
+        return result
+    total = result.total_requests
+    left = sum(result.requests[name] * f for name, f in share.items()) / total if total else 1.0
+
+    def scaled(figures: dict[str, int]) -> dict[str, int]:
+        return {name: round(v * share.get(name, 1.0)) for name, v in figures.items()}
+
+    cost = None
+    if result.cost:
+        cost = {**result.cost, **{k: round(result.cost[k] * left, COST_DECIMALS) for k in ("typical", "at_most")}}
+    return Estimate(
+        n,
+        requests=scaled(result.requests),
+        prompt_tokens=scaled(result.prompt_tokens),
+        completion_tokens=scaled(result.completion_tokens),
+        completion_tokens_max=scaled(result.completion_tokens_max),
+        seconds={name: v * share.get(name, 1.0) for name, v in result.seconds.items()},
+        session_seconds=result.session_seconds * left,
+        finish_seconds=result.finish_seconds,
+        resumed={name: min(finished.get(name, 0), n) for name in result.requests if finished.get(name)},
+        model_tokens={m: [round(t * left) for t in figures] for m, figures in result.model_tokens.items()},
+        cost=cost,
+        limits=result.limits,
+    )
+
+
+def plan_estimate(settings: Settings, plan: Any, finished: dict[str, int] | None = None) -> dict[str, Any]:
+    """The estimate of one planned session (engine.plan.SessionPlan) less the examples `finished`
+    on disk (exp_name -> count), as the manifest records it: what this launch sends."""
     pipelines = [(name, name, 1) for name in plan.pipelines] + [(s.exp_name, s.method, s.k) for s in plan.sweeps]
     chars = prompt_chars_per_method(plan.examples, [method for _, method, _ in pipelines])
-    return estimate(settings, len(plan.examples), chars, plan.target_model, pipelines).as_dict()
+    full = estimate(settings, len(plan.examples), chars, plan.target_model, pipelines)
+    return left_after(full, finished or {}).as_dict()
 
 
 def estimate_cost(model_tokens: dict[str, list[int]], prices: dict[str, Price]) -> dict[str, Any] | None:

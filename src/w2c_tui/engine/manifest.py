@@ -16,6 +16,7 @@ from w2c_tui.config import LoadedConfig
 from w2c_tui.engine.endpoint import public_providers, strip_url_credentials
 from w2c_tui.engine.estimate import plan_estimate
 from w2c_tui.engine.plan import SessionPlan
+from w2c_tui.engine.resume_estimate import finished_in
 from w2c_tui.redaction import Redactor
 from w2c_tui.session.models import Manifest
 
@@ -60,7 +61,9 @@ def launch_manifest(
         "w2c_tui_version": __version__,
         # What the target's server says about itself (vLLM: GET /version), where it says anything.
         **({"server_version": version} if version else {}),
-        "estimate": plan_estimate(settings, plan),  # beside the actual usage once it has run
+        # What this launch sends (a resume skips the rows on disk, as the Setup estimate said),
+        # beside the actual usage once it has run.
+        "estimate": plan_estimate(settings, plan, finished_in(plan)),
         # What the capability probe found, and the pipelines it refused (never run here).
         **({"logprob_probe": redactor.data(logprob_support.to_json())} if logprob_support is not None else {}),
         **({"refused_pipelines": refused} if refused else {}),

@@ -476,3 +476,13 @@ class AuditSummary(Document):
     n_resolved_events: int = 0
     n_outstanding_missing: int = 0
     history_total_events: int = 0
+
+    @property
+    def outstanding_problems(self) -> int:
+        """Outstanding warnings and errors: an info note (the pacing summary, the logprob split
+        chosen) records how the run went, nothing left to look at."""
+        return sum(n for severity, n in self.by_severity.items() if severity != "info")
+
+    @property
+    def info_notes(self) -> int:
+        return self.by_severity.get("info", 0)

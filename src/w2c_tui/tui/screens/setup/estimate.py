@@ -119,58 +119,49 @@ class EstimateView(ItemLine):
         self.show(estimate_markup(settings, self.n_examples, self._chars, self._finished))
 
 
-def _left(result: Estimate, n_examples: int, finished: dict[str, int]) -> float:
-    """The share of a session's requests a launch still sends (1.0: nothing on disk)."""
-    total = sum(result.requests.values())
-    if not finished or not total or not n_examples:
-        return 1.0
-    left = sum(n * (1 - min(finished.get(name, 0), n_examples) / n_examples) for name, n in result.requests.items())
-    return left / total
-
-
 def estimate_markup(
     settings: Settings, n_examples: int, chars: dict[str, float] | None, finished: dict[str, dict[str, int]] | None = None
 ) -> str:
     """Every target model's session, summed (each target runs one session, one after another),
     less what the run key already holds (`finished`: model -> exp_name -> examples on disk)."""
     # Imported here: the engine and the usage formatters are not needed before the first frame.
-    from w2c_tui.engine.estimate import estimate
+    from w2c_tui.engine.estimate import estimate, left_after
     from w2c_tui.report.numbers import count, duration, money
     from w2c_tui.tui.formatting import short_exp
 
     models = settings.models.target_models or [""]
-    results: list[Estimate] = [estimate(settings, n_examples, chars, model) for model in models]
     finished = finished or {}
-    shares = [_left(r, n_examples, finished.get(model, {})) for r, model in zip(results, models)]
+    full: list[Estimate] = [estimate(settings, n_examples, chars, model) for model in models]
+    results = [left_after(r, finished.get(model, {})) for r, model in zip(full, models)]
     first = results[0]
-    requests = round(sum(r.total_requests * f for r, f in zip(results, shares)))
-    prompt = round(sum(r.total_prompt_tokens * f for r, f in zip(results, shares)))
-    completion = round(sum(r.total_completion_tokens * f for r, f in zip(results, shares)))
-    most = round(sum(r.total_completion_tokens_max * f for r, f in zip(results, shares)))
-    seconds = sum(r.session_seconds * f for r, f in zip(results, shares))
-    resumed = f"  [dim]resumes {1 - sum(shares) / len(shares):.0%} on disk[/]" if any(f < 1 for f in shares) else ""
+    requests = sum(r.total_requests for r in results)
+    prompt = sum(r.total_prompt_tokens for r in results)
+    completion = sum(r.total_completion_tokens for r in results)
+    most = sum(r.total_completion_tokens_max for r in results)
+    seconds = sum(r.total_seconds for r in results)  # one session after another, each with its finishing phase
+    planned = sum(r.total_requests for r in full)
+    resumed = f"  [dim]resumes {1 - requests / planned:.0%} on disk[/]" if planned and requests < planned else ""
     lines = [
         f"[b]Estimate[/b]  {n_examples:,} examples × {len(models)} model(s){resumed}",
         f"≈ [b]{requests:,}[/b] requests in ≈ [b]{duration(seconds)}[/b]{_limits(first)}",
         f"≈ [b]{count(prompt)}[/b] prompt + [b]{count(completion)}[/b] completion tokens",
     ]
-    costs = [(r.cost, f) for r, f in zip(results, shares) if r.cost]
+    costs = [r.cost for r in results if r.cost]
     if costs:
-        typical = sum(c["typical"] * f for c, f in costs)
-        at_most = sum(c["at_most"] * f for c, f in costs)
-        unpriced = sorted({m for c, _ in costs for m in c["unpriced_models"]})
+        typical = sum(c["typical"] for c in costs)
+        at_most = sum(c["at_most"] for c in costs)
+        unpriced = sorted({m for c in costs for m in c["unpriced_models"]})
         note = f" [dim]unpriced: {escape(', '.join(unpriced))}[/]" if unpriced else ""
         lines.append(f"cost ≈ [b]{money(typical)}[/b] [dim](≤ {money(at_most)} at max_tokens)[/]{note}")
     else:
         lines.append(f"[dim]cost: no {escape('[prices]')} · completion ≤ {count(most)}[/]")
-    done = finished.get(models[0], {})
-    # Three spaces apart, each dimmed on its own: the view wraps between pipelines (ItemLine).
-    lines.append(
-        "   ".join(
-            f"[dim]{escape(short_exp(name))} {round(n * (1 - min(done.get(name, 0), n_examples) / max(n_examples, 1))):,}[/]"
-            for name, n in first.requests.items()
+    # Each model's requests per pipeline (its own resume); three spaces apart, each dimmed on its
+    # own: the view wraps between pipelines (ItemLine).
+    for model, result in zip(models, results):
+        label = f"[dim]{escape(model)}:[/]   " if len(models) > 1 else ""
+        lines.append(
+            label + "   ".join(f"[dim]{escape(short_exp(name))} {n:,}[/]" for name, n in result.requests.items())
         )
-    )
     return "\n".join(lines)
 
 

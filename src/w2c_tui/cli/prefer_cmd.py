@@ -1,13 +1,15 @@
 """`w2c-tui prefer A B` and `w2c-tui prefer-check`: pairwise preference by a judge, each a session.
 
-Exit codes as `run`: 0 every call answered, 1 some could not be obtained (run the same command
-again to send only those), 2 anything the user must fix first.
+Exit codes as `run`: 0 every call answered, 1 some could not be obtained or none got a readable
+verdict (run the same command again to ask only those), 2 anything the user must fix first
+(including `prefer A A`: the same session twice).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from w2c_tui.cli.common import add_config_argument, path_argument, positive_int, temperature
 
@@ -61,8 +63,19 @@ def _run(args: argparse.Namespace, make_launch) -> int:
         make_launch,
         name="preference session",
         failed_line=lambda outcome, launch: f"{launch.kind} failed: see the audit events",
-        unfinished="not every call was answered; run the same command again to send only the missing ones",
+        unfinished="not every call was answered with a readable verdict; run the same command again to ask only those",
         show=lambda outcome, launch: _print_result(outcome, launch, as_json=args.json),
+    )
+
+
+def _unreadable_line(figures: dict) -> str | None:
+    """Said when no call got a readable verdict: the session is then not complete (exit 1)."""
+    n = figures.get("n_calls_unreadable")
+    if not isinstance(n, int) or n <= 0 or figures.get("n_calls_readable") != 0:
+        return None
+    return (
+        f"w2c-tui: the judge gave no readable verdict in any of the {n:,} calls (each asked twice: its reply, then the "
+        "repair request), so there is no figure; check judge_model and judge_max_tokens (the replies are in the trace)"
     )
 
 
@@ -78,6 +91,10 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
     figures = metrics.get(key) or {}
     settings = launch.loaded.settings
     note = preference_note(root, read_json(root / "manifest.json"), [launch.kind])
+    unreadable = _unreadable_line(figures)
+    if unreadable:
+        print(unreadable, file=sys.stderr)
+    dataset_note = launch.pair.note if launch.kind == "prefer" else None
     if as_json:
         document = {
             "session": str(root),
@@ -91,6 +108,7 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
         }
         if launch.kind == "prefer":
             document.update(session_a=str(launch.pair.root_a), session_b=str(launch.pair.root_b))
+            document.update(n_dropped_other_example=launch.pair.n_dropped, dataset_note=dataset_note)
             document["judge_check_link"] = note.to_json() if note else None
         print(json.dumps(document, indent=2))
         return
@@ -101,6 +119,8 @@ def _print_result(outcome, launch, *, as_json: bool) -> None:
     )
     if launch.kind == "prefer":
         print(f"  A {launch.pair.root_a}\n  B {launch.pair.root_b}")
+    if dataset_note:
+        print(f"  {dataset_note}")
     for line in figures_lines(metrics) or ["no figure: no call was answered"]:
         print(f"  {line}")
     for line in note.lines() if note else []:

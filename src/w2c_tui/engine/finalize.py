@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ from w2c_tui.store.jsonl import read_document
 
 # A UUID written twice in a primary checkpoint with different labels; the last row wins.
 DUPLICATE_LABEL_CONFLICT = "duplicate_uuid_label_conflict"
+#: metrics.json key of a summary kind: the digest of the rows its figures were computed from
+ROWS_SHA256 = "rows_sha256"
 
 
 def metrics_for(
@@ -62,7 +66,15 @@ def metrics_for(
             summary = kind.summary(obtained)
             summary.pop("mode_classification", None)  # the classification keys above are of the primary labels
             metrics.update(summary)
+            metrics[ROWS_SHA256] = rows_sha256(obtained)
     return metrics
+
+
+def rows_sha256(rows: list[dict[str, Any]]) -> str:
+    """A digest of the rows' content, whatever their order. A kind's summary reads whole rows,
+    not only their labels: a row edited in place leaves every count as it was, not this."""
+    lines = sorted(json.dumps(row, sort_keys=True, default=str) for row in rows)
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _without(fallback_type: str, emit):
@@ -114,11 +126,14 @@ def write_session_summary(paths: SessionPaths) -> None:
         pass
 
 
-def audit_label_conflicts(primary: Path, label_of, audit: AuditLog) -> int:
-    """Audit every UUID the checkpoint holds twice with different labels (once per UUID and kept label)."""
+def audit_label_conflicts(primary: Path, label_of, audit: AuditLog, settled=lambda row: True) -> int:
+    """Audit every UUID the checkpoint holds twice with different labels (once per UUID and kept
+    label); a row that was not `settled` was asked again on purpose: its successor is no conflict."""
     conflicts: dict[str, tuple[str | None, str | None]] = {}
 
     def on_duplicate(uuid: str, earlier: dict[str, Any], later: dict[str, Any]) -> None:
+        if not settled(earlier) and uuid not in conflicts:
+            return
         first, kept = label_of(earlier), label_of(later)
         if first != kept or uuid in conflicts:
             conflicts[uuid] = (conflicts.get(uuid, (first,))[0], kept)
@@ -151,6 +166,8 @@ def metrics_stale(paths: SessionPaths, exp_name: str, rows: dict[str, dict[str, 
         return True
     kind = kind_of(exp_name)
     check_labels = kind is not None and kind.summary is None
+    if kind is not None and kind.summary is not None and rows and stored.get(ROWS_SHA256) != rows_sha256(list(rows.values())):
+        return True  # the summary's figures are of other rows (edited since, or written before the digest)
     return disagreement(stored, [label_of(row) for row in rows.values()], check_labels=check_labels) is not None
 
 

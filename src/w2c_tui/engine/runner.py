@@ -122,7 +122,7 @@ class SessionRunner:
         progress = self.state.pipeline(pipeline.exp_name)
         examples = self.plan.examples
         try:
-            finished = pipeline.finished_rows()
+            finished = {u: r for u, r in pipeline.finished_rows().items() if pipeline.settled(r)}
             for example in examples:
                 row = finished.get(example.uuid)
                 if row is not None:
@@ -254,8 +254,10 @@ class SessionRunner:
         rows = pipeline.finished_rows()
         wanted = {e.uuid for e in self.plan.examples}
         primary = paths.checkpoint_file(pipeline.exp_name, pipeline.primary_file)
-        audit_label_conflicts(primary, pipeline.label_of, pipeline.ctx.audit)
-        complete = wanted <= rows.keys()
+        audit_label_conflicts(primary, pipeline.label_of, pipeline.ctx.audit, pipeline.settled)
+        # Every row written, but none final (a judge none of whose replies could be read): a
+        # resume asks them all again, so the pipeline is not complete.
+        complete = wanted <= rows.keys() and (not wanted or any(pipeline.settled(rows[u]) for u in wanted))
         metrics = metrics_for(
             pipeline.exp_name,
             rows,

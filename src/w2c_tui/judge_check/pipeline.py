@@ -8,7 +8,8 @@ metrics.json work as for any kind, and `accuracy` there is the judge's accuracy.
 The judge is asked with the llm_judge pipeline's own request (`judge_response`: the same
 prompt, one repair, the same audit events), k times with seeds api_seed + i when k > 1.
 A request whose reply could not be read even after the repair gives no label (None): the
-llm_judge pipeline would fall back to cannot_answer, a judge-check must not score that.
+llm_judge pipeline would fall back to cannot_answer, a judge-check must not score that. An
+answer left without a label is asked again when the check is run again (`settled`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ class JudgeCheckPipeline(Pipeline):
     @staticmethod
     def label_of(row: dict[str, Any]) -> str | None:
         return row.get("predicted_label")
+
+    @staticmethod
+    def settled(row: dict[str, Any]) -> bool:
+        """An answer the judge gave no label is asked again by the next run (its judge may have
+        been fixed since); the new row supersedes the old (the checkpoint's last row wins)."""
+        return row.get("predicted_label") is not None
 
 
 __all__ = ["JUDGE_CHECK", "JudgeCheckPipeline", "LABELS_FILE", "reference_items"]

@@ -129,9 +129,10 @@ def _pair_verdicts(pairs: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str
 
 
 def _call_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Calls, with and without a verdict (a check's `n_calls` is then its accuracy's: the readable ones)."""
     readable = sum(1 for row in rows if preferred_of(row) is not None)
     k = max((int(row.get("k") or 0) for row in rows), default=0)
-    return {"n_calls": len(rows), "n_calls_unreadable": len(rows) - readable, "k": k}
+    return {"n_calls": len(rows), "n_calls_readable": readable, "n_calls_unreadable": len(rows) - readable, "k": k}
 
 
 def _seed(rows: Sequence[Mapping[str, Any]]) -> int:

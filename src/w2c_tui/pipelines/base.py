@@ -68,6 +68,12 @@ class Pipeline(ABC):
         """The predicted label of a primary row (None when there is none)."""
 
     @staticmethod
+    def settled(row: dict[str, Any]) -> bool:
+        """Whether a primary row is final: a resume asks again the examples whose row is not (a
+        judge whose reply could not be read may have been fixed since); the newer row wins."""
+        return True
+
+    @staticmethod
     def prompt_chars(example: Example) -> int:
         """Characters of prompt one example sends (the cost estimate); 0 when not measured."""
         return 0

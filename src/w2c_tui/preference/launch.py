@@ -4,8 +4,10 @@ Each is a `Launch` like any other (providers, preflight, lock, manifest, runner,
 its own plan: the session's "target" is the judge model, its one pipeline `prefer` or
 `prefer_check`, its items one per (pair, call) (`keys.py`).
 
-- `prefer`: the pairs are the examples both sessions answered in their llm_judge pipeline;
-  their questions and tools come from session A's dataset.
+- `prefer`: the pairs are the examples both sessions answered in their llm_judge pipeline
+  with the same question, tools and gold label in each session's dataset (sessions run on
+  different dataset files: the others are dropped and counted, as `compare` does); A and B
+  must be two sessions, not one folder named twice (or linked, or copied).
 - `prefer-check`: the pairs are, for every example of the dataset file (the whole file, as
   judge-check), its right reference answer against each of the three wrong ones.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +36,7 @@ from w2c_tui.labels import LABELS
 from w2c_tui.pipelines import catalog
 from w2c_tui.preference.keys import call_key, check_pair
 from w2c_tui.preference.pipeline import PREFER, PREFER_CHECK, PreferCheckPipeline, PreferPipeline, session_answers
-from w2c_tui.session.dataset import load_dataset
+from w2c_tui.session.dataset import SessionDataset, recorded_sha256
 from w2c_tui.session.models import manifest_of
 from w2c_tui.store.jsonl import read_json
 
@@ -63,19 +66,58 @@ class SessionPair:
     root_b: Path
     manifest_a: dict
     manifest_b: dict
-    examples: list[Example]  # the examples both answered, by uuid
+    examples: list[Example]  # the examples both answered, the same in both, by uuid
     dataset: Path
     answers_digest: str
+    n_dropped: int = 0  # answered in both, but another question, tools or gold label in each
+    note: str | None = None  # said when the dataset files differ or examples were dropped
+
+
+def _same_session(root_a: Path, root_b: Path, manifest_a: dict, manifest_b: dict) -> bool:
+    """Whether A and B are one session: one folder (however spelled or linked), or a copy of it."""
+    try:
+        if os.path.samefile(root_a, root_b):
+            return True
+    except OSError:
+        pass
+    created = manifest_a.get("created_at")
+    return created is not None and all(manifest_a.get(k) == manifest_b.get(k) for k in ("fingerprint", "run_key", "created_at"))
+
+
+def _examples(manifest: dict, root: Path, answers: dict[str, dict[str, Any]], uuids: set[str]) -> tuple[dict[str, Example], Path | None]:
+    """The session's examples among `uuids`, each with the gold label the session was scored with."""
+    gold = {u: a["gold"] for u, a in answers.items() if isinstance(a.get("gold"), str)}
+    return SessionDataset(manifest_of(manifest), root, stored_gold=lambda: gold).lookup(uuids)
+
+
+def _same_example(a: Example, b: Example) -> bool:
+    return (a.question, a.tools, a.correct_answer) == (b.question, b.tools, b.correct_answer)
+
+
+def _dataset_note(manifest_a: dict, manifest_b: dict, n_kept: int, n_dropped: int) -> str | None:
+    """What `prefer` says when A and B ran on different dataset files, as `compare` does."""
+    sha_a, sha_b = (recorded_sha256(manifest_of(m)) for m in (manifest_a, manifest_b))
+    files = (
+        f"A and B ran on different dataset files (sha256 {sha_a[:12]}… and {sha_b[:12]}…)"
+        if sha_a and sha_b and sha_a != sha_b
+        else None
+    )
+    if files is None and not n_dropped:
+        return None
+    dropped = f"{n_dropped:,} answered in both with another question, tools or gold label in A than in B — dropped; "
+    return f"{files or 'A and B'}: {dropped if n_dropped else ''}judged on the {n_kept:,} examples with the same question, tools and gold label in both"
 
 
 def session_pair(root_a: Path, root_b: Path) -> SessionPair:
-    """Read both sessions; LaunchError names what is missing."""
+    """Read both sessions; LaunchError names what is missing or why they cannot be compared."""
     manifests = []
     for name, root in (("A", root_a), ("B", root_b)):
         manifest = read_json(Path(root) / "manifest.json")
         if not isinstance(manifest, dict):
             raise LaunchError(f"session {name}: {root} is not a session folder (no readable manifest.json)")
         manifests.append(manifest)
+    if _same_session(Path(root_a), Path(root_b), *manifests):
+        raise LaunchError(f"A and B are the same session ({root_a}): prefer compares the answers of two different sessions")
     answers_a, answers_b = session_answers(root_a), session_answers(root_b)
     for name, root, answers in (("A", root_a, answers_a), ("B", root_b, answers_b)):
         if not answers:
@@ -83,14 +125,26 @@ def session_pair(root_a: Path, root_b: Path) -> SessionPair:
     shared = sorted(answers_a.keys() & answers_b.keys())
     if not shared:
         raise LaunchError("sessions A and B answered no example in common (llm_judge)")
-    found, path = load_dataset(manifest_of(manifests[0]), Path(root_a), set(shared))
+    found, path = _examples(manifests[0], Path(root_a), answers_a, set(shared))
     if not found or path is None:
         raise LaunchError(f"session A: its dataset file has none of the {len(shared):,} examples both sessions answered")
-    examples = [found[uuid] for uuid in shared if uuid in found]
-    digest = hashlib.sha256(
-        json.dumps([[u, answers_a[u]["text"], answers_b[u]["text"]] for u in shared if u in found]).encode("utf-8")
-    ).hexdigest()
-    return SessionPair(Path(root_a), Path(root_b), manifests[0], manifests[1], examples, Path(path), digest)
+    found_b, path_b = _examples(manifests[1], Path(root_b), answers_b, set(shared))
+    if not found_b or path_b is None:
+        raise LaunchError(f"session B: its dataset file has none of the {len(shared):,} examples both sessions answered")
+    both = [u for u in shared if u in found and u in found_b]
+    kept = [u for u in both if _same_example(found[u], found_b[u])]
+    if not kept:
+        raise LaunchError(
+            f"A and B ran on different dataset files: none of the {len(both):,} examples both answered has the same "
+            "question, tools and gold label in both, so no answer of A can be judged against one of B"
+        )
+    examples = [found[u] for u in kept]
+    digest = hashlib.sha256(json.dumps([[u, answers_a[u]["text"], answers_b[u]["text"]] for u in kept]).encode("utf-8")).hexdigest()
+    n_dropped = len(both) - len(kept)
+    return SessionPair(
+        Path(root_a), Path(root_b), manifests[0], manifests[1], examples, Path(path), digest,
+        n_dropped=n_dropped, note=_dataset_note(manifests[0], manifests[1], len(kept), n_dropped),
+    )
 
 
 class PreferLaunch(Launch):
@@ -111,6 +165,11 @@ class PreferLaunch(Launch):
     @property
     def judge(self) -> str:
         return self.loaded.settings.models.judge_model
+
+    async def run(self):
+        if self.pair.note:
+            self.notify(self.pair.note)  # the CLI prints it, the TUI shows it, before the first call
+        return await super().run()
 
     def _plan(self, run_key, models, only, resume_session) -> tuple[str, list[SessionPlan]]:
         key = resolve_run_key(self.loaded, run_key)
@@ -134,6 +193,8 @@ class PreferLaunch(Launch):
                 "k": self.options.k,
                 "temperature": self.loaded.settings.pipelines.judge_temperature,
                 "n_pairs": len(self.pair.examples),
+                "n_dropped_other_example": self.pair.n_dropped,
+                "dataset_note": self.pair.note,
             }
         }
 

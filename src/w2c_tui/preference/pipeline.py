@@ -10,7 +10,9 @@ the manifest's `prefer` entry names). `prefer_check`: A is the right reference a
 wrong one (the item's gold label is the right one; the wrong one is in the pair key).
 
 A reply whose verdict cannot be read is asked once more (as the judge's repair); if that
-fails too the call has no verdict (None), is audited and left out of every figure.
+fails too the call has no verdict (None), is audited and left out of every figure, and the
+next run of the same command asks it again. A run in which no call got a verdict is not
+complete.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.data import Example
+from w2c_tui.metrics.preference import preferred_of
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.preference.keys import order_of, split_call_key, split_pair
 from w2c_tui.prompts.preference import (
@@ -38,7 +41,8 @@ _ANSWER_CHARS = 400  # a typical answer, for the cost estimate
 
 
 def session_answers(root: Path) -> dict[str, dict[str, Any]]:
-    """uuid -> {"text", "label"}: a session's llm_judge answers that were judged."""
+    """uuid -> {"text", "label", "gold"}: a session's llm_judge answers that were judged (gold:
+    the label the row was scored against, None in rows that kept none)."""
     folder = Path(root) / "checkpoints" / "llm_judge"
     targets = read_keyed(folder / TARGET_RESPONSES)
     decisions = read_keyed(folder / JUDGE_DECISIONS)
@@ -48,7 +52,7 @@ def session_answers(root: Path) -> dict[str, dict[str, Any]]:
         if text is None:
             text = decision.get("target_raw")  # older rows kept the answer in the decision
         if isinstance(text, str):
-            answers[uuid] = {"text": text, "label": decision.get("predicted_label")}
+            answers[uuid] = {"text": text, "label": decision.get("predicted_label"), "gold": decision.get("gold_label")}
     return answers
 
 
@@ -141,6 +145,11 @@ class _PreferenceBase(Pipeline):
     @staticmethod
     def label_of(row: dict[str, Any]) -> str | None:
         return None  # a call prefers an answer, it predicts no behaviour: no live accuracy or F1
+
+    @staticmethod
+    def settled(row: dict[str, Any]) -> bool:
+        """A call without a readable verdict is asked again by the next run (the newer row wins)."""
+        return preferred_of(row) is not None
 
 
 class PreferPipeline(_PreferenceBase):

@@ -19,9 +19,11 @@ def _count(value: Any) -> str:
 
 
 def _calls(figures: dict[str, Any]) -> str:
+    readable, unreadable = figures.get("n_calls_readable"), int(figures.get("n_calls_unreadable") or 0)
+    total = readable + unreadable if isinstance(readable, int) else figures.get("n_calls")  # older figures: no n_calls_readable
     return (
-        f"{_count(figures.get('n_calls'))} calls (k {figures.get('k')}, order swapped on alternate calls; "
-        f"{_count(figures.get('n_calls_unreadable'))} without a verdict)"
+        f"{_count(total)} calls (k {figures.get('k')}, order swapped on alternate calls; "
+        f"{_count(unreadable)} without a verdict)"
     )
 
 

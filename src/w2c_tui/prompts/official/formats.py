@@ -49,13 +49,18 @@ LLAMA3_2_SYSTEM = (
 )
 
 
-def llama3_2_prompt(example: Example) -> str:
-    tools = json.dumps([json.loads(tool) for tool in example.tools])
+def _llama3_turns(system: str, question: str) -> str:
+    """Llama 3's system and user turns, then the assistant's opener (llama3_2 and functionary)."""
     return (
-        f"<|start_header_id|>system<|end_header_id|>\n\n{LLAMA3_2_SYSTEM}{tools}<|eot_id|>"
-        f"<|start_header_id|>user<|end_header_id|>\n\n{example.question}<|eot_id|>"
+        f"<|start_header_id|>system<|end_header_id|>\n\n{system}<|eot_id|>"
+        f"<|start_header_id|>user<|end_header_id|>\n\n{question}<|eot_id|>"
         "<|start_header_id|>assistant<|end_header_id|>\n\n"
     )
+
+
+def llama3_2_prompt(example: Example) -> str:
+    tools = json.dumps([json.loads(tool) for tool in example.tools])
+    return _llama3_turns(LLAMA3_2_SYSTEM + tools, example.question)
 
 
 def llama3_2_call(answer: str) -> str:
@@ -124,7 +129,7 @@ def hermes_call(answer: str) -> str:
 # -- functionary: MeetKai functionary v3 (Llama 3.1); every argument value JSON-encoded inside quotes
 
 FUNCTIONARY_START = (
-    "<|start_header_id|>system<|end_header_id|>\n\nEnvironment: ipython\n\nCutting Knowledge Date: December 2023\n\n\n"
+    "Environment: ipython\n\nCutting Knowledge Date: December 2023\n\n\n"
     "You have access to the following functions:\n"
 )
 FUNCTIONARY_END = (
@@ -142,17 +147,12 @@ FUNCTIONARY_END = (
     "- Required parameters MUST be specified\n"
     "- Only call one function at a time\n"
     "- Put the entire function call reply on one line\n\n"
-    "<|eot_id|>"
 )
 
 
 def functionary_prompt(example: Example) -> str:
     tools = "".join(map(_functionary_tool, example.tools))
-    return (
-        f"{FUNCTIONARY_START}{tools}{FUNCTIONARY_END}"
-        f"<|start_header_id|>user<|end_header_id|>\n\n{example.question}<|eot_id|>"
-        "<|start_header_id|>assistant<|end_header_id|>\n\n"
-    )
+    return _llama3_turns(FUNCTIONARY_START + tools + FUNCTIONARY_END, example.question)
 
 
 def _functionary_tool(tool: str) -> str:

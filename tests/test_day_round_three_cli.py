@@ -243,3 +243,63 @@ def test_every_subcommand_help_has_a_description_line(capsys):
         text = capsys.readouterr().out
         paragraphs = text.split("\n\n")
         assert len(paragraphs) > 2 and not paragraphs[1].lstrip().startswith(("positional", "options")), words
+
+
+# -- 5. mlflow-ui: "ready" only once the server answers; a TERM stops its whole process group ---
+
+FAKE_UI = """
+import http.server, os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])  # a worker, as mlflow's
+open(sys.argv[2], "w").write(f"{os.getpid()} {child.pid}")
+time.sleep(0.4)  # MLflow takes a while before it answers
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), http.server.SimpleHTTPRequestHandler).serve_forever()
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is gone, only not reaped yet
+        return stat.read().split(") ")[-1][0] != "Z"
+
+
+def test_mlflow_ui_says_ready_once_it_answers_and_a_term_stops_the_whole_group(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from w2c_tui.tracking.ui import answers
+
+    port, pids = _free_port(), tmp_path / "pids"
+    fake = [sys.executable, "-c", FAKE_UI, str(port), str(pids)]
+    wrapper = subprocess.Popen(
+        [sys.executable, "-c", f"import sys; from w2c_tui.tracking.ui import serve; sys.exit(serve({fake!r}, {port}, print))"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert "starting" in wrapper.stdout.readline()
+    ready = wrapper.stdout.readline()
+    assert ready.startswith("MLflow UI ready: http://127.0.0.1:") and answers(port)
+    server, worker = map(int, pids.read_text().split())
+    wrapper.send_signal(signal.SIGTERM)
+    assert wrapper.wait(timeout=15) == 0
+    deadline = time.monotonic() + 5
+    while (_alive(server) or _alive(worker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(server) and not _alive(worker) and not answers(port)
+
+
+def test_mlflow_ui_refuses_a_port_another_server_holds(sim, tmp_path, capsys):
+    config = str(sim_config(tmp_path, sim))
+    port = sim.base_url.split(":")[-1].split("/")[0]
+    assert main(["mlflow-ui", "--config", config, "--port", port]) == 2
+    assert f"port {port} on 127.0.0.1 already answers" in capsys.readouterr().err

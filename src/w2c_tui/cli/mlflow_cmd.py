@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,8 +25,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     ui = sub.add_parser("mlflow-ui", help="start the MLflow UI on 127.0.0.1 for the workdir's store")
     add_config_argument(ui)
-    ui.add_argument("--port", type=int, default=5000)
+    ui.add_argument("--port", type=_port, default=5000, help="port on 127.0.0.1 (default 5000)")
     ui.set_defaults(handler=run_ui)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text[:40]!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {value}")
+    return value
 
 
 def run_sync(args: argparse.Namespace) -> int:
@@ -71,8 +81,9 @@ def run_ui(args: argparse.Namespace) -> int:
         "--default-artifact-root", artifact_root(workdir),
         "--host", "127.0.0.1", "--port", str(args.port),
     ]
-    print(f"MLflow UI for {uri} at http://127.0.0.1:{args.port}  (ctrl+c stops it)", flush=True)
-    try:
-        return subprocess.call(command)
-    except KeyboardInterrupt:
-        return 0
+    from w2c_tui.tracking.ui import answers, serve
+
+    if answers(args.port):  # "ready" would be another server's word
+        raise CliError(f"port {args.port} on 127.0.0.1 already answers (an earlier mlflow-ui?): stop it or pass --port")
+    print(f"MLflow UI for {uri}", flush=True)
+    return serve(command, args.port, lambda line: print(line, flush=True))

@@ -2,6 +2,8 @@
 
 Opening a FIFO blocks until someone writes to it, and /dev/zero never ends: both hang a
 run with no word. A path is read only when it is a regular file we may read.
+`open_regular` opens it without blocking and then checks what was opened (not the name,
+which may be swapped between a check and the open).
 """
 
 from __future__ import annotations
@@ -9,6 +11,34 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
+
+
+class NotRegularFile(OSError):
+    """What was opened is not a regular file: `reason` says what it is, in a few words."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        super().__init__(reason)
+        self.filename = str(path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{Path(self.filename).name}: {self.reason}"
+
+
+def _kind_reason(mode: int) -> str | None:
+    """Why a file of this mode is not read (a few words), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe (FIFO), not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a regular file"
+    return "is not a regular file"
 
 
 def unreadable_reason(path: str | Path) -> str | None:
@@ -19,16 +49,34 @@ def unreadable_reason(path: str | Path) -> str | None:
         return "not found"
     except OSError as exc:
         return f"cannot be looked at ({exc.strerror or type(exc).__name__})"
-    if stat.S_ISDIR(mode):
-        return "is a folder, not a file"
-    if stat.S_ISFIFO(mode):
-        return "is a named pipe (FIFO), not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "is a device, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "is a socket, not a regular file"
-    if not stat.S_ISREG(mode):
-        return "is not a regular file"
+    reason = _kind_reason(mode)
+    if reason is not None:
+        return reason
     if not os.access(path, os.R_OK):
         return "is not readable (permission denied)"
     return None
+
+
+def open_regular(path: str | Path, *, follow_links: bool = True) -> BinaryIO:
+    """`path` opened for reading in binary; FileNotFoundError when absent, NotRegularFile when
+    what it names (through links, unless `follow_links` is False) is not a regular file.
+
+    Opened with O_NONBLOCK, so a FIFO cannot hold the open, then checked with fstat on the
+    descriptor itself (on a regular file O_NONBLOCK changes nothing)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        if not follow_links and os.path.islink(path):
+            raise NotRegularFile(path, "is a symbolic link, not a regular file") from None
+        raise
+    try:
+        reason = _kind_reason(os.fstat(fd).st_mode)
+        if reason is not None:
+            raise NotRegularFile(path, reason)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

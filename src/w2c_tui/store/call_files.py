@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,8 @@ from typing import Any, BinaryIO, Iterator
 from w2c_tui import jsoncodec
 from w2c_tui.store.compact_calls import CID, POOL_UUIDS, CompactDecoder, decode_rows
 from w2c_tui.store.line_index import add_call_stats, line_uuid
-from w2c_tui.store.members import DECOMPRESS_ERRORS, Compressor, Damage, decompress, iter_members
+from w2c_tui.readable_file import NotRegularFile, open_regular
+from w2c_tui.store.members import DECOMPRESS_ERRORS, MAX_MEMBER_BYTES, Compressor, Damage, decompress, iter_members, megabytes
 
 PACKED_SUFFIX = ".zst"
 GZIP_SUFFIX = ".gz"  # traces packed before: compact records in gzip members, read only
@@ -42,7 +44,11 @@ SEGMENT_MARK = ".seg"  # + six digits after `<exp>.jsonl`
 # most this much besides the example itself, and zstd sees ten-odd chat records at once
 # instead of one (one example per frame would pack them ~2x larger).
 MEMBER_BYTES = 64 << 10
+# One call record (a line of a plain file); a longer line is not read (said), and a file holding
+# one is not packed. Members are bounded by `members.MAX_MEMBER_BYTES`.
+MAX_LINE_BYTES = 64 << 20
 _MEMBER_CACHE = 8
+_CACHE_BYTES = 64 << 20  # and at most this much of them (but the last), whatever their sizes
 _CID = re.compile(rb'"' + CID.encode() + rb'":"([0-9a-f]{16})"(?:,"ckept":true)?\}\s*$')  # at a compact record's end
 
 
@@ -120,17 +126,105 @@ class _PackedFile:
 
     def members(self) -> Iterator[tuple[int, int, bytes]]:
         """(offset, length, lines) of each member, up to a damaged tail (then said in `damage`)."""
-        return iter_members(self.fh.read(), self.damage)
+        return iter_members(self.fh, self.damage)
 
 
-def _open(path: Path) -> BinaryIO | None:
+def _open(path: Path, refused: list[str] | None = None) -> BinaryIO | None:
+    """`path` opened when it is a regular file (through links); None when absent, or when it is
+    not one (a FIFO, a device: then said in `refused`, never waited on)."""
     try:
-        return path.open("rb")
+        return open_regular(path)
     except FileNotFoundError:
+        return None
+    except NotRegularFile as exc:
+        if refused is None:
+            raise
+        refused.append(f"{exc}: not read")
         return None
 
 
-def _open_files(path: Path) -> tuple[list[_PackedFile], list[_Plain]]:
+def _read_lines(fh: BinaryIO, name: str, problems: list[str]) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of a plain file's lines; a line longer than `MAX_LINE_BYTES` is skipped
+    (read in steps, never held) and said in `problems`."""
+    offset = number = 0
+    while line := fh.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        start = offset
+        offset += len(line)
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while not line.endswith(b"\n") and (line := fh.readline(1 << 20)):
+                offset += len(line)
+            problems.append(f"{name}: line {number:,} is longer than {megabytes(MAX_LINE_BYTES)} (the bound on one call record): not read")
+            continue
+        yield start, line
+
+
+@dataclass
+class _TraceFiles:
+    """The files of one trace, opened together (`_open_files`), read in the order readers take
+    them: the packed members (`members`), then the plain lines not packed yet (`plain_lines`)."""
+
+    packed: list[_PackedFile]
+    plain: list[_Plain]
+    problems: list[str]  # files refused, lines not read, calls stored twice: one line each
+    seen: "_Packed" = field(default_factory=lambda: _Packed())  # what the packed members hold
+
+    def close(self) -> None:
+        for fh in [p.fh for p in self.packed] + [p.fh for p in self.plain]:
+            fh.close()
+
+    def members(self) -> Iterator[tuple[_PackedFile, int, int, list[tuple[int, bytes]]]]:
+        """(file, offset, length, [(start, line)]) of each packed member. A call stored in both
+        the `.gz` and the `.zst` is given once, from the `.gz`: it was packed first (the `.zst`
+        only ever takes the calls after it), and the copy is said in `problems`."""
+        both = len(self.packed) == 2
+        older = _Packed() if both else None  # the `.gz`'s calls
+        for part in self.packed:
+            again = 0
+            for offset, length, blob in part.members():
+                lines = []
+                for start, line in _lines(blob):
+                    if older is not None and part.compact:
+                        older.add(line, compact=True)
+                    elif older is not None and older.holds_call(line):
+                        again += 1
+                        continue
+                    if self.plain:
+                        self.seen.add(line, compact=part.compact)
+                    lines.append((start, line))
+                yield part, offset, length, lines
+            if again:
+                self.problems.append(
+                    f"{part.path.name}: {again:,} calls are also in {gzip_path(trace_path(part.path)).name}: "
+                    "each shown once, from the .gz (packed first)"
+                )
+
+    def plain_lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """(file number, offset, line) of the plain files' lines a packing has not copied (after `members`)."""
+        for number, part in enumerate(self.plain):
+            for offset, line in _read_lines(part.fh, part.path.name, self.problems):
+                if not self.seen.holds(line):
+                    yield number, offset, line
+
+    def damage_text(self) -> str | None:
+        """What readers must report, once everything was read: files refused and lines not read;
+        a corrupted or too large member always; a cut tail or an empty file only when no plain
+        file is left beside it (with one, a packing was interrupted: the plain file still holds
+        those calls and the next packing cuts the tail off)."""
+        found = []
+        for part in self.packed:
+            lasting = next((d for d in part.damage if d.lasting), None)
+            damage = lasting if lasting is not None or self.plain else (part.damage[0] if part.damage else None)
+            if damage is None and not self.plain and os.fstat(part.fh.fileno()).st_size == 0:
+                damage = Damage("empty", 0, 0)
+            if damage is not None:
+                found.append(damage.text(part.path.name))
+                break
+        found += self.problems
+        return "; ".join(found) if found else None
+
+
+def _open_files(path: Path) -> _TraceFiles:
     """The packed files, the segments and the open file, opened so that together they hold every call.
 
     A rollover renames the open file to a segment and a packing appends a segment to the
@@ -138,15 +232,17 @@ def _open_files(path: Path) -> tuple[list[_PackedFile], list[_Plain]]:
     the segments misses nothing: a segment gone before it was listed is in the `.zst` (read
     to its end later), and the open file renamed meanwhile is listed as a segment too (same
     inode: read once). Only a `.zst` that appears meanwhile forces a second look. (The `.gz`
-    is never written any more.)
+    is never written any more.) A part that is not a regular file is not read, and said.
     """
     packed = packed_path(path)
     while True:
-        zst = _open(packed)
-        current = _open(path)
+        refused: list[str] = []
+        zst = _open(packed, refused)
+        zst_refused = bool(refused)
+        current = _open(path, refused)
         plain = []
         for segment in segment_paths(path):
-            fh = _open(segment)
+            fh = _open(segment, refused)
             if fh is not None:
                 plain.append(_Plain(segment, fh, os.fstat(fh.fileno()).st_ino))
         if current is not None:
@@ -155,23 +251,18 @@ def _open_files(path: Path) -> tuple[list[_PackedFile], list[_Plain]]:
                 current.close()  # renamed to a segment after it was opened: read there
             else:
                 plain.append(_Plain(path, current, inode))
-        if zst is None and packed.exists():
+        if zst is None and not zst_refused and packed.exists():
             for p in plain:
                 p.fh.close()
             continue  # the first packing created it meanwhile: what it holds may be gone from the segments
-        return _open_packed(path, zst), plain
+        return _TraceFiles(_open_packed(path, zst, refused), plain, refused)
 
 
-def _open_packed(path: Path, zst: BinaryIO | None) -> list[_PackedFile]:
+def _open_packed(path: Path, zst: BinaryIO | None, refused: list[str] | None = None) -> list[_PackedFile]:
     """The packed files in the order readers take them: an older version's `.gz`, then the
     `.zst` (`zst`, opened by the caller, or None)."""
-    old = _open(gzip_path(path))
+    old = _open(gzip_path(path), refused)
     return [_PackedFile(p, fh) for p, fh in ((gzip_path(path), old), (packed_path(path), zst)) if fh is not None]
-
-
-def _close(packed: list[_PackedFile], plain: list[_Plain]) -> None:
-    for fh in [p.fh for p in packed] + [p.fh for p in plain]:
-        fh.close()
 
 
 def _lines(blob: bytes) -> Iterator[tuple[int, bytes]]:
@@ -205,58 +296,45 @@ class _Packed:
             return False
         return line_id(line) in self.ids
 
+    def holds_call(self, line: bytes) -> bool:
+        """The call of `line` (a plain line, or a compact record: its `cid`) is held."""
+        match = _CID.search(line, max(0, len(line) - 80))
+        return (match.group(1).decode() if match else line_id(line)) in self.ids
+
 
 # -- reading ---------------------------------------------------------------------------------
 
 
-def _damage_text(packed: list[_PackedFile], plain: list[_Plain]) -> str | None:
-    """The damage readers must report, once the packed files were read: a corrupted member
-    always; a cut tail or an empty file only when no plain file is left beside it (with one, a
-    packing was interrupted: the plain file still holds those calls and the next packing cuts
-    the tail off)."""
-    for part in packed:
-        corrupted = next((d for d in part.damage if d.kind == "corrupted"), None)
-        damage = corrupted if corrupted is not None or plain else (part.damage[0] if part.damage else None)
-        if damage is None and not plain and os.fstat(part.fh.fileno()).st_size == 0:
-            damage = Damage("empty", 0, 0)
-        if damage is not None:
-            return damage.text(part.path.name)
-    return None
-
-
 def trace_damage(path: Path) -> str | None:
-    """One line when a packed file of `path`'s trace cannot be read whole (None when it can, or has none).
+    """One line when a trace of `path` cannot be read whole (None when it can, or has none): a
+    packed file damaged, a part that is not a regular file, a line past the bound.
 
     Decompresses the packed files whole (seconds for a large trace): for `show`, `mlflow sync`, a thread.
     """
-    packed, plain = _open_files(Path(path))
+    files = _open_files(Path(path))
     try:
-        for part in packed:
-            for _ in part.members():
+        for _ in files.members():
+            pass
+        for part in files.plain:
+            for _ in _read_lines(part.fh, part.path.name, files.problems):
                 pass
-        return _damage_text(packed, plain)
+        return files.damage_text()
     finally:
-        _close(packed, plain)
+        files.close()
 
 
 def iter_call_lines(path: Path) -> Iterator[bytes]:
     """Every stored line of a trace: the packed files', then the segments' and the open file's
     (without lines a packing already copied)."""
-    packed, plain = _open_files(Path(path))
+    files = _open_files(Path(path))
     try:
-        seen = _Packed()
-        for part in packed:
-            for _, _, blob in part.members():
-                for _, line in _lines(blob):
-                    if plain:
-                        seen.add(line, compact=part.compact)
-                    yield line
-        for each in plain:
-            for line in each.fh:
-                if not seen.holds(line):
-                    yield line
+        for _, _, _, lines in files.members():
+            for _, line in lines:
+                yield line
+        for _, _, line in files.plain_lines():
+            yield line
     finally:
-        _close(packed, plain)
+        files.close()
 
 
 def iter_calls(path: Path, *, decode: bool = True) -> Iterator[dict[str, Any]]:
@@ -334,7 +412,7 @@ class TracePacker:
         """What the packed files hold (the `.gz` of an older version too), and where the `.zst`'s whole frames end."""
         seen = _Packed()
         self._whole, self._gzip_whole, self._corrupted = 0, None, None
-        files = _open_packed(self.path, _open(self.packed))
+        files = _open_packed(self.path, _open(self.packed))  # a packed file that is not a regular file: raised
         try:
             for part in files:
                 whole = 0
@@ -346,33 +424,42 @@ class TracePacker:
                     self._gzip_whole = whole if any(d.kind == "cut" for d in part.damage) else None
                 else:
                     self._whole = whole
-                    self._corrupted = next((d for d in part.damage if d.kind == "corrupted"), None)
+                    self._corrupted = next((d for d in part.damage if d.lasting), None)
         finally:
-            _close(files, [])
+            for part in files:
+                part.fh.close()
         self._seen = seen
         return seen
 
     def pack_file(self, source: Path) -> None:
-        """Append `source`'s lines (those not packed yet) to the `.zst`, sync, then remove `source`."""
+        """Append `source`'s lines (those not packed yet) to the `.zst`, sync, then remove `source`.
+
+        A file that is not a regular file, or that holds a line past `MAX_LINE_BYTES` (it could
+        not be read back), is not packed: OSError, the file kept as it is."""
         source = Path(source)
-        if not source.is_file():
+        try:
+            src = open_regular(source)
+        except FileNotFoundError:
             return
+        with src:
+            self._pack(source, src)
+
+    def _pack(self, source: Path, src: BinaryIO) -> None:
         seen = self._seen if self._seen is not None else self._scan()
         spans: dict[str, list[tuple[int, int]]] = defaultdict(list)  # dicts keep first-appearance order
         content = False
-        with source.open("rb") as fh:
-            offset = 0
-            for line in fh:
-                spans[line_uuid(line) or ""].append((offset, len(line)))
-                offset += len(line)
-                content = content or bool(line.strip())
+        too_long: list[str] = []
+        for offset, line in _read_lines(src, source.name, too_long):
+            spans[line_uuid(line) or ""].append((offset, len(line)))
+            content = content or bool(line.strip())
+        if too_long:
+            raise OSError(f"{too_long[0]}; not packed, so the file is kept as it is")
         created = not self.packed.exists()
         if created and not content:
             source.unlink(missing_ok=True)  # no call: no `.zst` (an empty one reads as a damaged trace)
             return
         self._refuse_corrupted()
-        fd = os.open(self.packed, os.O_RDWR | os.O_CREAT, 0o666)
-        with os.fdopen(fd, "r+b") as out, source.open("rb") as src:
+        with _open_for_append(self.packed) as out:
             _lock(out)  # one writer, whatever process packs this trace
             if os.fstat(out.fileno()).st_size != self._whole or not source.is_file():
                 # Someone else packed meanwhile (or left a torn tail): learn what the file holds now.
@@ -428,12 +515,25 @@ class TracePacker:
             more = sum(map(len, lines))
             if gathered and size + more > self.member_bytes:  # a large example gets a frame of its own
                 flush()
-            gathered += lines
-            size += more
+            for line in lines:  # ... or several, past what readers inflate of one frame
+                if gathered and size + len(line) > MAX_MEMBER_BYTES:
+                    flush()
+                gathered.append(line)
+                size += len(line)
             if size >= self.member_bytes:
                 flush()
         if gathered:
             flush()
+
+
+def _open_for_append(path: Path) -> BinaryIO:
+    """The `.zst` opened for reading and writing (created if absent); NotRegularFile when it is
+    not a regular file (frames written into a FIFO would block, and be lost)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(path, "is not a regular file: nothing is packed into it")
+    return os.fdopen(fd, "r+b")
 
 
 def _lock(fh: BinaryIO) -> None:
@@ -492,29 +592,21 @@ class CallIndex:
     @classmethod
     def build(cls, path: Path) -> "CallIndex":
         index = cls(path)
-        packed, plain = _open_files(index.path)
+        files = _open_files(index.path)
         try:
-            seen = _Packed()
-            for each in packed:
-                for offset, length, blob in each.members():
-                    number = len(index._members)
-                    index._members.append(_Member(each.path, offset, length))
-                    for start, line in _lines(blob):
-                        if plain:
-                            seen.add(line, compact=each.compact)
-                        index._packed_spans[line_uuid(line) or ""].append((number, start, len(line)))
-                        index._count(line)
-            for number, part in enumerate(plain):
-                index._plain.append((part.path, part.inode))
-                offset = 0
-                for line in part.fh:
-                    if not seen.holds(line):
-                        index._open_spans[line_uuid(line) or ""].append((number, offset, len(line)))
-                        index._count(line)
-                    offset += len(line)
-            index.damaged = _damage_text(packed, plain)
+            for part, offset, length, lines in files.members():
+                number = len(index._members)
+                index._members.append(_Member(part.path, offset, length))
+                for start, line in lines:
+                    index._packed_spans[line_uuid(line) or ""].append((number, start, len(line)))
+                    index._count(line)
+            index._plain = [(part.path, part.inode) for part in files.plain]
+            for number, offset, line in files.plain_lines():
+                index._open_spans[line_uuid(line) or ""].append((number, offset, len(line)))
+                index._count(line)
+            index.damaged = files.damage_text()
         finally:
-            _close(packed, plain)
+            files.close()
         return index
 
     def _count(self, line: bytes) -> None:
@@ -529,11 +621,11 @@ class CallIndex:
         blob = self._cache.get(number)
         if blob is None:
             member = self._members[number]
-            with member.path.open("rb") as fh:
+            with open_regular(member.path) as fh:
                 fh.seek(member.offset)
                 blob = decompress(fh.read(member.length))
             self._cache[number] = blob
-            while len(self._cache) > _MEMBER_CACHE:
+            while len(self._cache) > _MEMBER_CACHE or (len(self._cache) > 1 and sum(map(len, self._cache.values())) > _CACHE_BYTES):
                 self._cache.popitem(last=False)
         else:
             self._cache.move_to_end(number)
@@ -547,7 +639,7 @@ class CallIndex:
                 fh = handles.get(number)
                 if fh is None:
                     path, inode = self._plain[number]
-                    fh = handles[number] = path.open("rb")
+                    fh = handles[number] = open_regular(path)
                     if os.fstat(fh.fileno()).st_ino != inode:
                         raise _Stale(path)  # rolled over to a segment since it was indexed
                 fh.seek(offset)
@@ -566,7 +658,12 @@ class CallIndex:
             lines = self.raw_lines(uuid)
         except (OSError, *DECOMPRESS_ERRORS):  # rolled over or packed since it was indexed: index again
             self.__dict__.update(CallIndex.build(self.path).__dict__)
-            lines = self.raw_lines(uuid)
+            try:
+                lines = self.raw_lines(uuid)
+            except (OSError, *DECOMPRESS_ERRORS) as exc:  # changed again, or unreadable now: said, not raised
+                said = f"{self.path.name}: the calls of {uuid} cannot be read ({exc})"
+                self.damaged = f"{self.damaged}; {said}" if self.damaged else said
+                return []
         found = []
         for line in lines:
             try:

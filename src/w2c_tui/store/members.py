@@ -10,9 +10,10 @@ is told by its first bytes, so one reader takes either.
 
 from __future__ import annotations
 
+import io
 import zlib
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import zstandard
 
@@ -25,22 +26,53 @@ LEVEL = 3
 _CHUNK = 1 << 16
 _ZSTD = b"\x28\xb5\x2f\xfd"
 _GZIP = b"\x1f\x8b"
-DECOMPRESS_ERRORS = (zlib.error, zstandard.ZstdError)
+# What one member may inflate to. Ours hold ~64 KB of whole examples, or one example alone (a
+# log-prob example is a few MB); a member past this is not read, whatever its header claims,
+# so a small file that inflates to gigabytes costs at most this much memory.
+MAX_MEMBER_BYTES = 128 << 20
+# zstd inflates at most 128 KB from 4 input bytes (an RLE block), gzip far less: feeding the
+# inflater remaining // _MAX_RATIO bytes at a time (at least _MIN_FEED) keeps a member within
+# its bound plus 2 MB, without ever asking the decoder to stop.
+_MAX_RATIO = 1 << 15
+_MIN_FEED = 64
+
+
+class MemberError(ValueError):
+    """A member that cannot be read (`decompress`): its damage in one line."""
+
+
+DECOMPRESS_ERRORS = (zlib.error, zstandard.ZstdError, MemberError)
+
+
+def megabytes(size: int) -> str:
+    return f"{size / (1 << 20):g} MB"
 
 
 @dataclass
 class Damage:
     """Where a packed trace stops being readable: `kind` "corrupted" (not a member, or one whose
-    data or checksum is wrong), "cut" (a member cut short: a packing killed mid-write, or a
-    truncated file) or "empty"."""
+    data or checksum is wrong), "too large" (a member inflating past `MAX_MEMBER_BYTES`, said in
+    `bound`), "cut" (a member cut short: a packing killed mid-write, or a truncated file) or
+    "empty"."""
 
     kind: str
     offset: int
     size: int
+    bound: int = 0
+
+    @property
+    def lasting(self) -> bool:
+        """Not a torn tail a packing would cut off: what follows it must never be cut off."""
+        return self.kind in ("corrupted", "too large")
 
     def text(self, name: str) -> str:
         if self.kind == "empty":
             return f"{name}: packed trace damaged (empty, 0 bytes): its calls cannot be read"
+        if self.kind == "too large":
+            return (
+                f"{name}: packed trace not read past byte {self.offset:,} of {self.size:,}: a member there "
+                f"inflates past {megabytes(self.bound)} (the bound on one member); the calls stored from it on are not shown"
+            )
         return (
             f"{name}: packed trace damaged ({self.kind} at byte {self.offset:,} of {self.size:,}): "
             "the calls stored after it cannot be read"
@@ -65,41 +97,74 @@ def _decompressor(head: bytes) -> Any:
     return None
 
 
-def decompress(member: bytes) -> bytes:
-    """One whole member's lines (raises one of DECOMPRESS_ERRORS when it is not one)."""
-    if member.startswith(_GZIP):
-        return zlib.decompress(member, wbits=31)
-    return zstandard.ZstdDecompressor().decompress(member)
+def decompress(member: bytes, *, limit: int | None = None) -> bytes:
+    """One whole member's lines, inflated in steps (a zstd frame without a content size too),
+    at most `limit` bytes (`MAX_MEMBER_BYTES`); MemberError when it is not one whole member within the bound."""
+    damage: list[Damage] = []
+    for _, _, blob in iter_members(member, damage, limit=limit):
+        return blob
+    raise MemberError(damage[0].text("member") if damage else "no member")
 
 
-def iter_members(data: bytes, damage: list[Damage] | None = None) -> Iterator[tuple[int, int, bytes]]:
-    """(offset, length, decompressed bytes) of each member of a packed file's bytes; stops at a
-    damaged tail (said in `damage` when given)."""
-    view = memoryview(data)
+def iter_members(
+    source: bytes | BinaryIO, damage: list[Damage] | None = None, *, limit: int | None = None
+) -> Iterator[tuple[int, int, bytes]]:
+    """(offset, length, decompressed bytes) of each member of a packed file (its bytes, or the
+    file open at its start, read in chunks up to the size it had then); stops at a damaged
+    tail or at a member inflating past `limit` (`MAX_MEMBER_BYTES`; said in `damage` when given)."""
+    limit = MAX_MEMBER_BYTES if limit is None else limit
+    fh = io.BytesIO(source) if isinstance(source, (bytes, bytearray, memoryview)) else source
+    size = fh.seek(0, io.SEEK_END)
+    fh.seek(0)
+    left = size  # bytes of the file not read yet
+    buf, pos = b"", 0  # read, and not fed to an inflater before buf[pos]
     offset = 0
-    while offset < len(data):
-        head = data[offset : offset + 4]
+
+    def note(kind: str) -> None:
+        if damage is not None:
+            damage.append(Damage(kind, offset, size, limit if kind == "too large" else 0))
+
+    def fill(want: int) -> bool:
+        """At least `want` unfed bytes in `buf` if the file holds them."""
+        nonlocal buf, pos, left
+        while len(buf) - pos < want and left:
+            chunk = fh.read(min(_CHUNK, left))
+            if not chunk:
+                left = 0
+                break
+            buf, pos, left = buf[pos:] + chunk, 0, left - len(chunk)
+        return len(buf) - pos >= want
+
+    while fill(1):
+        fill(4)
+        head = buf[pos : pos + 4]
         inflater = _decompressor(head)
-        parts = []
-        pos = offset
+        if inflater is None:
+            # Even a member cut in its first bytes starts like one; anything else is no member.
+            note("cut" if len(head) < 4 and (_ZSTD.startswith(head) or _GZIP.startswith(head)) else "corrupted")
+            return
+        parts: list[bytes] = []
+        inflated = used = 0
         try:
-            if inflater is not None:
-                while not inflater.eof and pos < len(data):
-                    chunk = view[pos : pos + _CHUNK]
-                    parts.append(inflater.decompress(chunk))
-                    pos += len(chunk) - len(inflater.unused_data)
-            elif not (_ZSTD.startswith(head) or _GZIP.startswith(head)):  # not even a member cut in its first bytes
-                raise zlib.error("not a member")
+            while not inflater.eof and fill(1):
+                chunk = buf[pos : pos + max(_MIN_FEED, (limit - inflated) // _MAX_RATIO)]
+                out = inflater.decompress(chunk)
+                inflated += len(out)
+                if inflated > limit:
+                    note("too large")
+                    return
+                parts.append(out)
+                taken = len(chunk) - (len(inflater.unused_data) if inflater.eof else 0)
+                pos += taken
+                used += taken
         except DECOMPRESS_ERRORS:
-            if damage is not None:
-                damage.append(Damage("corrupted", offset, len(data)))
+            note("corrupted")
             return
-        if inflater is None or not inflater.eof:  # a member cut short
-            if damage is not None:
-                damage.append(Damage("cut", offset, len(data)))
+        if not inflater.eof:  # a member cut short
+            note("cut")
             return
-        yield offset, pos - offset, b"".join(parts)
-        offset = pos
+        yield offset, used, b"".join(parts)
+        offset += used
 
 
 def unpack(data: bytes) -> bytes:

@@ -259,3 +259,15 @@ def test_a_record_the_format_cannot_write_stops_the_launch_before_the_run(tmp_pa
     # the other pipelines do not use the format: they run on the same file
     code, _, err = _cli(capsys, "run", "--config", str(config), "--only", "mcq")
     assert code == 0, err
+
+
+def test_the_official_family_is_in_the_fingerprint():
+    from w2c_tui.config import fingerprint_payload, session_fingerprint
+    from w2c_tui.config.schema import Settings
+
+    settings = Settings()
+    prints = {
+        family: session_fingerprint(fingerprint_payload(settings, "m", "sha", family, {"simulated": True}))
+        for family in ("chatml", "when2call", "when2call-hermes")
+    }
+    assert len(set(prints.values())) == 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+
 from w2c_tui.data.when2call import Example
 
 DEFAULT_SYSTEM = (

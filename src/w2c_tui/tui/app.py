@@ -69,6 +69,7 @@ def is_tab(screen: Screen, mode: str) -> bool:
 # The app's actions bound to a digit: a digit typed into a field is text. (`?` for help needs no
 # guard: no field lets it through, and its footer key stays lit.)
 TYPED_KEY_ACTIONS = ("tab",)
+MAX_BACK = 20  # tabs escape can go back through
 
 
 class W2cApp(App[int]):
@@ -83,6 +84,8 @@ class W2cApp(App[int]):
         Binding("3", "tab('sessions')", "Sessions", id="app.sessions", show=False),
         Binding("4", "tab('compare')", "Compare", id="app.compare", show=False),
         Binding("question_mark", "help", "Help", id="app.help"),
+        # A screen's own escape (leave a field, close a session) comes first; on a tab, the tab before.
+        Binding("escape", "back", "Back", id="app.back", show=False),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
 
@@ -112,6 +115,7 @@ class W2cApp(App[int]):
         else:
             self.workspace = Workspace.of(loaded, **options)
         self.start_mode = start_mode
+        self._came_from: list[str] = []  # the tabs left, newest last: escape goes back through them
         for mode in TABS:
             self.add_mode(mode, lambda mode=mode: tab_screen(mode, self.workspace, self.size.width))
 
@@ -148,6 +152,31 @@ class W2cApp(App[int]):
             self.source_badge = f"{where} · {names}"
         self.sub_title = self.source_badge
 
+    # -- where you came from (escape) ----------------------------------------------------
+    def switch_mode(self, mode: str):  # type: ignore[override]
+        """Every way to a tab (its key, the tab bar, the palette, a launch) notes the tab left."""
+        if mode != self.current_mode and self.current_mode in TABS:
+            self._came_from.append(self.current_mode)
+            del self._came_from[:-MAX_BACK]
+        return super().switch_mode(mode)
+
+    async def action_back(self) -> None:
+        """escape on a tab: the tab shown before it (nothing when this is the first)."""
+        while self._came_from:
+            mode = self._came_from.pop()
+            if mode != self.current_mode:
+                await super().switch_mode(mode)  # going back is not a new step to come back to
+                return
+
+    async def leave_screen(self, screen: Screen) -> None:
+        """A session opened from another tab (the Monitor's s, the palette) closes back to that tab."""
+        await self.pop_screen()
+        back_to = getattr(screen, "return_mode", None)
+        if back_to and back_to != self.current_mode:
+            if self._came_from and self._came_from[-1] == back_to:
+                self._came_from.pop()
+            await super().switch_mode(back_to)
+
     # -- failed background work ----------------------------------------------------------
     def report_failure(self, task: str, error: BaseException) -> None:
         """A worker failed: its traceback goes to the log file, a notification says so. Thread-safe."""
@@ -176,9 +205,11 @@ class W2cApp(App[int]):
     async def _open_session(self, path: str) -> None:
         from w2c_tui.tui.screens.session_view import SessionViewScreen
 
+        screen = SessionViewScreen(self.workspace, path)
         if self.current_mode != "sessions":
+            screen.return_mode = self.current_mode  # escape brings the user back there
             await self.switch_mode("sessions")
-        await self.push_screen(SessionViewScreen(self.workspace, path))
+        await self.push_screen(screen)
 
     def open_compare(self, a: str | None, b: str | None) -> None:
         self.call_later(self._open_compare, a, b)

@@ -7,6 +7,7 @@ in session A, b in session B.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on
@@ -59,13 +60,14 @@ def _p(value: float | None) -> str:
     return "<.001" if value < 0.001 else ratio(value, 3)
 
 
-def paired_rows(pair: PairComparison) -> list[list[str]]:
-    """Header plus a row per pipeline present in either session; Δ is B − A on the examples both answered."""
+def paired_rows(pair: PairComparison, name: Callable[[str], str] = short_exp) -> list[list[str]]:
+    """Header plus a row per pipeline present in either session; Δ is B − A on the examples both
+    answered. `name` shows a pipeline's name (short on screen, whole in an export)."""
     rows = [["pipeline", "n", "acc A→B", "Δ acc", "95% CI", "Δ F1", "95% CI", "McNemar", "B✓A✗", "A✓B✗"]]
     for entry in pair.pipelines.values():
         rows.append(
             [
-                short_exp(entry.exp_name),
+                name(entry.exp_name),
                 str(entry.n_common) + ("*" if entry.warning else ""),
                 f"{ratio(entry.accuracy_a, 3)}→{ratio(entry.accuracy_b, 3)}",
                 ratio(entry.delta_accuracy, 3, sign=True),
@@ -78,8 +80,8 @@ def paired_rows(pair: PairComparison) -> list[list[str]]:
             ]
         )
     for side, names in (("A", pair.only_in_a), ("B", pair.only_in_b)):
-        for name in names:
-            rows.append([short_exp(name), f"only in {side}", *[NONE] * 8])
+        for exp_name in names:
+            rows.append([name(exp_name), f"only in {side}", *[NONE] * 8])
     return rows
 
 
@@ -345,22 +347,24 @@ class CompareScreen(Screen):
         pair = (str(self.data_a.info.paths.root), str(self.data_b.info.paths.root))
         self.post_message(StartLaunch(self.workspace.loaded, prefer=pair))
 
-    # -- export (analysis/export.py): the tables of both sessions under <workdir>/exports/ ------
+    # -- export (analysis/export.py): the comparison table and both sessions' tables under <workdir>/exports/
     BINDINGS = [*BINDINGS, Binding("e", "export", "Export", id="compare.export")]
 
     def action_export(self) -> None:
-        chosen = [d for d in (self.data_a, self.data_b) if d is not None]
-        if len(chosen) < 2:
+        if self.data_a is None or self.data_b is None or self.pair is None:
             self.notify("choose two sessions first", severity="warning")
             return
-        self.export_tables(chosen)
+        self.export_tables(self.data_a, self.data_b, self.pair)
 
     @background(thread=True, group="compare-export")
-    def export_tables(self, chosen: list[SessionData]) -> None:
+    def export_tables(self, a: SessionData, b: SessionData, pair: PairComparison) -> None:
         from w2c_tui.analysis.export import EXPORTS_FOLDER, write_exports
+        from w2c_tui.tui.compare_export import write_comparison
         from w2c_tui.tui.export_note import exported_message
 
         # run key and fingerprint: two run keys may hold sessions of one and the same configuration
-        stem = "compare-" + "-".join(f"{d.info.run_key}_{d.info.fingerprint[:8]}" for d in chosen)
-        files = write_exports(self.workspace.loaded.workdir / EXPORTS_FOLDER, stem, [d.rows for d in chosen])
-        self.app.call_from_thread(self.notify, exported_message(files), title="Exported")
+        stem = "compare-" + "-".join(f"{d.info.run_key}_{d.info.fingerprint[:8]}" for d in (a, b))
+        folder = self.workspace.loaded.workdir / EXPORTS_FOLDER
+        compared = write_comparison(folder, stem, pair, a.info, b.info, seed=SEED)
+        files = write_exports(folder, stem, [a.rows, b.rows])
+        self.app.call_from_thread(self.notify, exported_message(files, first=compared), title="Exported")

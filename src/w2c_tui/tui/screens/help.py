@@ -23,7 +23,7 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
             ("1 2 3 4", "Setup · Monitor · Sessions · Compare"),
             ("ctrl+p", "command palette: every screen, session and action"),
             ("?", "this help"),
-            ("escape", "back"),
+            ("escape", "back where you came from: close a dialog, a trace or a session, or the tab before"),
             ("ctrl+q", "quit; asks first about unsaved edits or a running launch"),
             ("a-z 0-9", "act only when no text field has focus (in one they are typed)"),
             ("↑↓ k j", "move in a list · enter opens the row"),
@@ -36,7 +36,10 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("ctrl+r", "launch with the form's settings"),
             ("ctrl+s", "save to config.toml (comments kept, tokens never written)"),
-            ("enter", "provider editor: apply to the form only; ctrl+s also saves"),
+            ("ctrl+z", "undo: the form as it was before the last edit (a field, a provider)"),
+            ("f6 ⇧f6", "the next / previous panel: Providers, Data, Models, Run, … (⇧f6 = shift+f6)"),
+            ("enter", "provider editor: apply to the form only, wherever the focus is; ctrl+s also saves"),
+            ("space", "provider editor: tick or untick default provider"),
             ("t e a del", "test / edit / add / remove the highlighted provider"),
             ("j", "check judge: the judge labels every reference answer"),
             ("escape", "leave a text field, so that the letter keys act"),
@@ -71,7 +74,9 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("enter b", "trace in session A / in session B"),
             ("s", "swap A and B"),
-            ("e r", "export both tables to exports/ · read the lists again"),
+            ("e", "export the comparison (Markdown, JSON) and both sessions' tables to exports/"),
+            ("r", "read the lists of sessions again"),
+            ("p", "prefer: the judge compares B's llm_judge answers with A's"),
         ],
     ),
 ]

@@ -100,6 +100,7 @@ class SessionViewScreen(Screen):
         self.info: SessionInfo | None = None
         self.data: SessionData | None = None
         self.start_tab = start_tab
+        self.return_mode: str | None = None  # the tab it was opened from, when not Sessions (escape goes back)
         self._charts_drawn = False
         self._agreement_data: SessionData | None = None
         self._agreement: SessionAgreement | None = None
@@ -404,7 +405,7 @@ class SessionViewScreen(Screen):
         if isinstance(self.focused, Input):  # leave the search box first, not the session
             self.query_one("#example-rows").focus()
             return
-        self.app.pop_screen()
+        self.app.call_later(self.app.leave_screen, self)  # type: ignore[attr-defined]
 
     @on(OpenTrace)
     def _open_trace(self, event: OpenTrace) -> None:

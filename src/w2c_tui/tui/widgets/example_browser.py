@@ -24,6 +24,16 @@ from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 
 ANY = "__any__"
 MISSING = "__missing__"
+# Markers of a label we made, not the model (docs/tui-guide.md): shown first, never cut.
+MADE_LABEL_MARKERS = ("judge→can", "lp→string", "coerced", "missing", "api-fail")
+FALLBACK_WIDTH = (8, 21)  # the fallback column's width: at least its title, at most two markers
+
+
+def marker_text(markers: Sequence[str]) -> str:
+    """The markers of a row, those that made its label first. `judge→can` (unparsable twice)
+    says the repair request was made: `judge-retry` beside it is left out."""
+    shown = [m for m in markers if not (m == "judge-retry" and "judge→can" in markers)]
+    return " ".join(sorted(shown, key=lambda m: m not in MADE_LABEL_MARKERS))
 
 
 def filter_rows(
@@ -63,15 +73,17 @@ def row_cells(row: ExampleRow, exp_names: Sequence[str], question: str = "") -> 
         style = "muted" if correct is None else "good" if correct else "bad"
         mark = "" if correct is None else " ✓" if correct else " ✗"
         cells.append((label(row.predictions.get(exp_name)) + mark, style))
-    cells.append((" ".join(row.markers), "warn"))
+    cells.append((marker_text(row.markers), "warn"))
     cells.append((" ".join(question.split()), ""))  # one line: newlines and runs of spaces folded
     return cells
 
 
-def columns_for(exp_names: Sequence[str]) -> list[Column]:
+def columns_for(exp_names: Sequence[str], rows: Sequence[ExampleRow] = ()) -> list[Column]:
     columns = [Column("uuid", 12), Column("gold", 5)]
     columns += [Column(short_exp(name), max(7, len(short_exp(name)))) for name in exp_names]
-    columns.append(Column("fallback", 11))
+    # As wide as the session's longest marker text: `judge-retr…` hid the label we made.
+    widest = max((len(marker_text(row.markers)) for row in rows), default=0)
+    columns.append(Column("fallback", min(max(widest, FALLBACK_WIDTH[0]), FALLBACK_WIDTH[1])))
     columns.append(Column("question", 0))  # the rest of the width, cut with an ellipsis
     return columns
 
@@ -123,7 +135,7 @@ class ExampleBrowser(Vertical):
         with self.prevent(Select.Changed):
             pipeline.set_options([("pipe: all", ANY), *((short_exp(n), n) for n in session_rows.exp_names)])
             pipeline.value = ANY
-        self.query_one(RowList).set_columns(columns_for(session_rows.exp_names))
+        self.query_one(RowList).set_columns(columns_for(session_rows.exp_names, session_rows.rows))
         self.apply_filters()
 
     def apply_filters(self) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from textual.markup import escape
 
 from w2c_tui.labels import LABELS
-from w2c_tui.session.models import AuditSummary, ClassScores, ComparedMetric, Metrics, Rate, as_metrics
+from w2c_tui.session.models import AuditSummary, ClassScores, ComparedMetric, Interval, Metrics, Rate, as_metrics
 from w2c_tui.report.numbers import NONE, ratio
 from w2c_tui.tui.formatting import STATUS_COLOUR, label, short_exp
 
@@ -27,9 +27,18 @@ def obtained_text(metrics: Metrics | dict[str, Any] | None) -> str:
 
 def _ci(metrics: Metrics, key: str) -> str:
     ci = metrics.interval(key)
+    if ci is None and key == "accuracy":
+        ci = _judge_check_interval(metrics)
     if ci is None or ci.low is None or ci.high is None:
         return ""
     return f" ({ratio(ci.low)}–{ratio(ci.high)})"
+
+
+def _judge_check_interval(metrics: Metrics) -> Interval | None:
+    """A judge-check's accuracy interval: under `judge_check` (docs/metrics.md §15), its
+    top-level intervals are empty."""
+    raw = (metrics.judge_check or {}).get("accuracy_ci95")
+    return Interval.of(raw) if isinstance(raw, dict) else None
 
 
 def summary_rows(
@@ -109,10 +118,24 @@ def hallucination_markup(metrics: Metrics | dict[str, Any]) -> str:
                 f"[dim]missing as cannot_answer (earlier convention): acc {ratio(legacy.accuracy)} "
                 f"F1 {ratio(legacy.macro_f1)} n {legacy.n_total if legacy.has('n_total') else NONE}[/]"
             )
-    if m.n_invalid_labels:
-        extra.append(f"[$warning]{m.n_invalid_labels} invalid labels coerced[/]")
+    extra.extend(_invalid_label_notes(m))
     line = "Hallucination  " + ("   ".join(parts) if parts else NONE)
     return line + ("\n" + "   ".join(extra) if extra else "")
+
+
+def _invalid_label_notes(m: Metrics) -> list[str]:
+    """What became of labels that are none of the four, as docs/metrics.md says: a pipeline
+    scores them as cannot_answer (§1); a judge-check leaves them out of every figure (§15)."""
+    figures = m.judge_check if isinstance(m.judge_check, dict) else None
+    if figures is not None:
+        unlabelled, labelled = figures.get("n_unlabelled"), figures.get("n_labelled")
+        if isinstance(unlabelled, int) and unlabelled > 0:
+            over = f" (n = {labelled:,})" if isinstance(labelled, int) else ""
+            return [f"[$warning]{unlabelled:,} answers not labelled by the judge: left out of every figure{over}[/]"]
+        return []
+    if m.n_invalid_labels:
+        return [f"[$warning]{m.n_invalid_labels:,} invalid labels scored as cannot_answer[/]"]
+    return []
 
 
 def stability_markup(metrics: Metrics | dict[str, Any]) -> str:
@@ -154,9 +177,11 @@ def audit_markup(summary: dict[str, Any] | None) -> str:
     if audit.resolved_by_resume:
         listed = ", ".join(f"{escape(k)} ×{v}" for k, v in sorted(audit.resolved_by_resume.items(), key=lambda kv: -kv[1]))
         resolved_text = f"\n  [$success]resolved by resume:[/] [dim]{listed}[/]"
+    # Warnings and errors only, as `sessions` counts them (AuditSummary.outstanding_problems).
+    notes = f" [dim](+ {audit.info_notes} info notes)[/]" if audit.info_notes else ""
     return (
-        f"Audit  [b]{audit.total_events}[/b] outstanding events, {audit.n_uuids_affected} UUIDs"
-        f"{forced_text}" + (f"\n  [dim]{top}[/]" if top else "") + resolved_text
+        f"Audit  [b]{audit.outstanding_problems}[/b] outstanding warnings and errors{notes}"
+        f"   {audit.n_uuids_affected} UUIDs with an event{forced_text}" + (f"\n  [dim]{top}[/]" if top else "") + resolved_text
     )
 
 

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 VALIDATE_DELAY = 0.2
 
+# The panels in the order f6 visits them (the DOM's: down each column, then the next column).
+PANELS = ("providers-panel", "data-panel", "models-panel", "run-panel", "http-panel", "pipelines-panel", "stability-panel")
+
 # The actions bound to a letter: inactive while a field takes text.
 LETTER_ACTIONS = ("test_provider", "check_judge", "add_provider", "edit_provider")
 
@@ -61,10 +64,14 @@ class SetupScreen(Screen):
         Binding("ctrl+r", "launch", "Launch", id="setup.launch", priority=True),
         Binding("ctrl+s", "save", "Save config", id="setup.save", priority=True),
         Binding("ctrl+z", "undo", "Undo", id="setup.undo", priority=True, tooltip="The form as it was before the last edit"),
+        # 7 panels, one key: at 80×24 the last panel was 25 tabs away.
+        Binding("f6", "next_panel(1)", "Next panel", id="setup.next_panel", tooltip="Focus the next panel"),
+        Binding("shift+f6", "next_panel(-1)", "Previous panel", id="setup.previous_panel", show=False),
         Binding("t", "test_provider", "Test", id="setup.test", tooltip="Test the connection"),
         Binding("j", "check_judge", "Check judge", id="setup.check_judge", show=False),
-        Binding("a", "add_provider", "Add", id="setup.add_provider", tooltip="Add a provider"),
-        Binding("e", "edit_provider", "Edit", id="setup.edit_provider", tooltip="Edit the provider"),
+        # a and e are on the Providers panel's border (and in help): the footer keeps room for f6.
+        Binding("a", "add_provider", "Add", id="setup.add_provider", show=False),
+        Binding("e", "edit_provider", "Edit", id="setup.edit_provider", show=False),
         Binding("delete", "remove_provider", "Remove provider", id="setup.remove_provider", show=False),
         Binding("escape", "leave_field", "Leave the field", id="setup.leave_field", show=False),
     ]
@@ -174,6 +181,8 @@ class SetupScreen(Screen):
         # A letter typed into a field is text: the letter keys are shown dimmed meanwhile.
         if action in LETTER_ACTIONS and typing_into(self):
             return None
+        if action == "leave_field" and not typing_into(self):
+            return False  # escape outside a field goes back to the tab before (the app's)
         return True
 
     def action_leave_field(self) -> None:
@@ -208,6 +217,20 @@ class SetupScreen(Screen):
         if not self._built:
             return None
         return self._estimate.n_examples
+
+    def action_next_panel(self, step: int) -> None:
+        """f6 / shift+f6: the first field of the next / previous panel."""
+        if not self._when_built(lambda: self.action_next_panel(step)):
+            return
+        panels = [self.query_one(f"#{panel_id}") for panel_id in PANELS]
+        focused = self.focused
+        here = next((i for i, panel in enumerate(panels) if focused is not None and panel in (focused, *focused.ancestors)), None)
+        index = (0 if step > 0 else -1) if here is None else here + step
+        panel = panels[index % len(panels)]
+        target = next((w for w in self.focus_chain if panel in w.ancestors), None)
+        if target is not None:
+            target.focus()
+        panel.scroll_visible(animate=False)
 
     # -- providers -------------------------------------------------------------------
     def action_add_provider(self) -> None:

@@ -59,11 +59,12 @@ TORCH_PIN = $(shell grep -m1 '^torch==' $(VLLM_REQUIREMENTS))
 TORCH_MISSING = $(shell $(if $(wildcard $(VLLM_PY)),$(VLLM_PY),$(PYTHON)) -m pip install --dry-run --ignore-installed \
 	--no-deps --only-binary=:all: --quiet '$(TORCH_PIN)' 2>&1 | grep -q 'No matching distribution' && echo yes)
 
-# A new venv whenever the pins change, so that no package of the previous set stays behind.
+# A new venv whenever the pins change, so that no package of the previous set stays behind; a venv
+# whose creation failed halfway goes too (its pyvenv.cfg would otherwise mark it done).
 $(VLLM_VENV)/pyvenv.cfg: $(VLLM_REQUIREMENTS)
 	@echo "installing the vLLM test bed into $(VLLM_VENV) (first time: ~3.5 GB, a few minutes)"
 	rm -rf $(VLLM_VENV)
-	$(PYTHON) -m venv $(VLLM_VENV)
+	$(PYTHON) -m venv $(VLLM_VENV) || { rm -rf $(VLLM_VENV); exit 1; }
 
 $(VLLM_PACKAGES): $(VLLM_VENV)/pyvenv.cfg
 	$(if $(TORCH_MISSING),@echo "pip finds no $(TORCH_PIN) where it is configured to look: downloading it (192 MB) from $(TORCH_CPU_INDEX) (for a mirror: make test TORCH_CPU_INDEX=URL)" \

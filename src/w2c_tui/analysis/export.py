@@ -32,6 +32,7 @@ pipe or folder), never into a session folder except its `exports/` folder.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -419,6 +420,8 @@ def write_atomic(path: Path, text: str) -> Path:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode (a 0600 export stays private)
+                os.fchmod(fh.fileno(), stat.S_IMODE(os.stat(path).st_mode) & 0o777)
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

@@ -1,7 +1,7 @@
 """`w2c-tui export SESSION… --format md|csv|latex|json [--out FILE] [--per-example]`.
 
 Prints the table, or writes it to --out atomically (an existing regular file is replaced whole,
-never left half-written; a link, a device, a folder or a path inside a session folder is
+never left half-written, and keeps its mode: a 0600 file stays 0600; a link, a device, a folder or a path inside a session folder is
 refused: see `analysis.export.safe_target`). The numbers are those of `w2c-tui show --json`;
 see analysis/export.py. A session named twice is exported once (said on stderr).
 """

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import unicodedata
@@ -46,15 +47,22 @@ def sanitize_run_key(value: str) -> str:
     """A run key that is safe as one folder name.
 
     Path separators, control characters and other unusual characters become '_';
-    '..' cannot survive, leading dots are dropped, and the length is bounded.
+    '..' cannot survive, leading dots are dropped, and the length is bounded: a longer key is
+    cut and ends in a short hash of the whole (so it names its own folder). Applying it twice
+    gives the same name.
     """
     text = unicodedata.normalize("NFKC", value or "")
     text = "".join("_" if unicodedata.category(ch).startswith("C") else ch for ch in text)
     text = _UNSAFE.sub("_", text.replace("/", "_").replace("\\", "_"))
     while ".." in text:
         text = text.replace("..", "_")
+    text = re.sub(r"_{2,}", "_", text.strip(" ."))
+    if len(text) > MAX_RUN_KEY_LENGTH:
+        # Cut, and 8 hex digits of the whole key after it: two long keys sharing their first
+        # characters keep a folder each (a key within the bound keeps the folder it always had).
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+        text = f"{text[: MAX_RUN_KEY_LENGTH - len(digest) - 1].rstrip(' .')}-{digest}"
     text = text.strip(" .")
-    text = re.sub(r"_{2,}", "_", text)[:MAX_RUN_KEY_LENGTH].strip(" .")
     if not text or set(text) <= {"_"}:
         raise RunKeyError(f"run key {value!r} has no usable characters; use letters, digits, '-' or '_'")
     return text

@@ -483,8 +483,22 @@ class TraceScreen(Screen):
 
     @background(thread=True, group="trace")
     def load_detail(self, uuid: str) -> None:
-        detail = self.data.trace(uuid)
+        try:
+            detail = self.data.trace(uuid)
+        except Exception as exc:  # noqa: BLE001 - a file that cannot be read is said here, never a blank screen
+            self.app.call_from_thread(self._show_problem, uuid, exc)
+            return
         self.app.call_from_thread(self._show, detail)
+
+    async def _show_problem(self, uuid: str, error: Exception) -> None:
+        """The example's files could not be read: one line in the body, and the app's notification (and log)."""
+        if uuid != self.uuid:
+            return
+        body = self.query_one("#trace-body", VerticalScroll)
+        await body.remove_children()
+        text = f"the files of {uuid} cannot be read: {type(error).__name__}: {error}"
+        await body.mount(markup(f"[$error]{escape(text)}[/]", "trace-problem"))
+        self.app.report_failure("trace", error)
 
     async def _show(self, detail: TraceDetail) -> None:
         if detail.uuid != self.uuid:

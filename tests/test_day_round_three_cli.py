@@ -303,3 +303,28 @@ def test_mlflow_ui_refuses_a_port_another_server_holds(sim, tmp_path, capsys):
     port = sim.base_url.split(":")[-1].split("/")[0]
     assert main(["mlflow-ui", "--config", config, "--port", port]) == 2
     assert f"port {port} on 127.0.0.1 already answers" in capsys.readouterr().err
+
+
+# -- 3. a pipeline the probe refused: the session is failed, as docs/metrics.md §10 says ---------
+
+
+def test_a_probe_refused_pipeline_makes_the_session_failed(make_sim, tmp_path, capsys):
+    sim = make_sim("--seed", "7", "--imitate", "tgi")  # no log-probabilities from /completions
+    config = str(sim_config(tmp_path, sim))
+    assert main(["run", "--config", config, "--model", "ma", "--only", "mcq", "--only", "mcq_logprob"]) == 2
+    out = capsys.readouterr().out
+    refused = next(line for line in out.splitlines() if line.strip().startswith("mcq_logprob"))
+    assert "refused" in refused and "not run" in refused and "log-probabilities" in refused
+    root = out.splitlines()[-1]
+    assert main(["show", root]) == 0
+    assert "status failed" in capsys.readouterr().out.splitlines()[0]
+    assert main(["--config", config, "sessions", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["status"] == "failed"
+
+
+def test_session_status_counts_refused_as_failed():
+    from w2c_tui.status import session_status
+
+    assert session_status(["complete", "refused"]) == "failed"
+    assert session_status(["complete"]) == "complete"

@@ -128,7 +128,7 @@ def test_one_status_word_per_launch():
     # A cancel that came when every pipeline had finished: the files say complete, so do we.
     assert launch_status([_outcome(mcq=COMPLETE)], cancelled=True) == COMPLETE
     assert launch_status([_outcome(mcq=COMPLETE, lp=CANCELLED)], cancelled=True) == CANCELLED
-    assert launch_status([_outcome(mcq=PARTIAL, lp=REFUSED)]) == PARTIAL
+    assert launch_status([_outcome(mcq=PARTIAL, lp=REFUSED)]) == FAILED  # as the session's files say
     assert launch_status([], cancelled=True) == CANCELLED
 
     record = LaunchRecord(1, launch=None, status=COMPLETE, ended=True)

@@ -10,7 +10,8 @@ A pipeline that has ended is one of:
 
 While a launch runs a pipeline is also `queued` or `running`; a pipeline the server cannot
 serve (the capability probe found, e.g., misaligned log-probabilities) is `refused` before
-its first example and never runs.
+its first example and never runs. A session counts a refused pipeline as `failed` (docs/metrics.md
+§10: the session did not get what was asked, and `w2c-tui run` exits 2 for it).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def normalize(word: object) -> str:
 
 
 def session_status(pipeline_statuses: Iterable[str]) -> str:
-    """complete when every pipeline is; otherwise the worst of failed > cancelled > partial."""
-    words = [normalize(s) for s in pipeline_statuses]
+    """complete when every pipeline is; otherwise the worst of failed > cancelled > partial
+    (a refused pipeline counts as failed)."""
+    words = [FAILED if s == REFUSED else normalize(s) for s in pipeline_statuses]
     if not words:
         return PARTIAL
     return max(words, key=lambda w: _RANK.get(w, 1))

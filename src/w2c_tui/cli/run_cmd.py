@@ -114,6 +114,7 @@ def resume_command(args: argparse.Namespace, run_key: str) -> str:
 
 
 def _print_summary(outcome) -> None:
+    from w2c_tui.cli.sessions_cmd import refused_lines
     from w2c_tui.cli.show_text import pipeline_line
     from w2c_tui.cli.simulated import simulated_mark
     from w2c_tui.session.reader import read_session
@@ -123,3 +124,5 @@ def _print_summary(outcome) -> None:
     print(f"{outcome.plan.target_model}  session {outcome.plan.fingerprint}  run {outcome.plan.paths.run_key}{note}")
     for pipeline in info.pipelines:
         print(pipeline_line(pipeline.exp_name, outcome.statuses.get(pipeline.exp_name, pipeline.status), pipeline.metrics))
+    for line in refused_lines(info):
+        print(line)

@@ -181,15 +181,19 @@ def show(args: argparse.Namespace) -> int:
         damage = _trace_damage(p)
         if damage:
             print(f"      trace: {damage}")
-    # Pipelines the capability probe refused never ran: no folder, only the manifest says so.
-    for exp_name, reason in info.refused.items():
-        print(f"  {exp_name:<34} {'refused':<22} {'not run':<18} {reason}")
+    for line in refused_lines(info):
+        print(line)
     for line in agreement_lines(session_agreement_json(info)):
         print(line)
     if not earlier:  # the earlier suite recorded no usage
         for line in session_usage_lines(_usage_json(info)):
             print(line)
     return 0
+
+
+def refused_lines(info) -> list[str]:
+    """A line per pipeline the capability probe refused: never run, so only the manifest says so."""
+    return [f"  {exp_name:<34} {'refused':<22} {'not run':<18} {reason}" for exp_name, reason in info.refused.items()]
 
 
 def _usage_json(info) -> dict:

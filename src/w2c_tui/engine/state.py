@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from w2c_tui.labels import LABELS
-from w2c_tui.status import QUEUED, REFUSED, RUNNING, session_status
+from w2c_tui.status import QUEUED, RUNNING, session_status
 from w2c_tui.store.usage import LiveUsage
 
 _LATENCY_WINDOW = 2000  # most recent latencies kept for p50/p95
@@ -191,11 +191,11 @@ class RunState:
     # -- reading -----------------------------------------------------------------
     def _status(self) -> str:
         """The session's one status word: `running` until the launch ends, then the word its
-        files say (w2c_tui.status: the worst of its pipelines'; refused ones never ran)."""
+        files say (w2c_tui.status: the worst of its pipelines', a refused one counting as failed)."""
         if self.finished is None:
             return RUNNING
-        ran = [p.status for p in self.pipelines.values() if p.status not in (REFUSED, QUEUED)]
-        return session_status(ran)
+        ended = [p.status for p in self.pipelines.values() if p.status != QUEUED]
+        return session_status(ended)
 
     def snapshot(self) -> dict[str, Any]:
         now = self._clock()

@@ -20,7 +20,7 @@ from w2c_tui.session import summary as summary_file
 from w2c_tui.session.dataset import SessionDataset
 from w2c_tui.session.documents import check_manifest, check_metrics, disagreement
 from w2c_tui.session.models import DoneMarker, Manifest, Metrics, MlflowIds, PipelineSummary, manifest_of, metrics_of
-from w2c_tui.status import COMPLETE, FAILED, PARTIAL, normalize, session_status
+from w2c_tui.status import COMPLETE, FAILED, PARTIAL, REFUSED, normalize, session_status
 from w2c_tui.store.jsonl import read_document
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
 
@@ -358,7 +358,7 @@ class SessionInfo:
             return DAMAGED
         if self.manifest is None and not self.pipelines:
             return FAILED
-        return session_status(p.status for p in self.pipelines)
+        return session_status([*(p.status for p in self.pipelines), *(REFUSED for _ in self.refused)])
 
     def warm(self) -> "SessionInfo":
         """Compute what is computed lazily (the earlier suite's metrics), e.g. in a thread worker."""

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, REFUSED, RUNNING, session_status
+from w2c_tui.status import CANCELLED, COMPLETE, FAILED, PARTIAL, QUEUED, RUNNING, session_status
 
 
 if TYPE_CHECKING:  # the models load with the first launch, not with the first frame
@@ -26,9 +26,9 @@ class StateSource(Protocol):
 
 def launch_status(outcomes: Iterable[Any], *, cancelled: bool = False) -> str:
     """One word for an ended launch, the one its session files say (w2c_tui.status): the worst
-    of its pipelines' statuses; refused pipelines never ran. A cancel before any pipeline ended
-    leaves `cancelled`."""
-    words = [s for outcome in outcomes for s in outcome.statuses.values() if s != REFUSED]
+    of its pipelines' statuses, a refused pipeline counting as failed. A cancel before any
+    pipeline ended leaves `cancelled`."""
+    words = [s for outcome in outcomes for s in outcome.statuses.values()]
     if not words:
         return CANCELLED if cancelled else PARTIAL
     return session_status(words)

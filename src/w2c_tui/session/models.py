@@ -402,12 +402,12 @@ class PipelineSummary(BaseModel):
 
 class SessionSummary(BaseModel):
     """session_summary.json: what listing a session needs, and the sizes and mtimes of the files
-    it was computed from (`inputs`: path under the session -> [size, mtime_ns, inode]). Strict: a
+    it was computed from (`inputs`: path under the session -> [size, mtime_ns, inode, ctime_ns]). Strict: a
     summary of any other shape is not used (`read` gives None), never half-trusted."""
 
     model_config = ConfigDict(strict=True, extra="ignore")
 
-    SCHEMA_VERSION: ClassVar[int] = 1
+    SCHEMA_VERSION: ClassVar[int] = 2  # 2: inputs carry ctime_ns, the file its own digest (summary.py)
 
     schema_version: int
     written_at: str
@@ -434,7 +434,7 @@ class SessionSummary(BaseModel):
 
     @classmethod
     def _usable(cls, summary: "SessionSummary") -> "SessionSummary | None":
-        if summary.schema_version != cls.SCHEMA_VERSION or any(len(v) != 3 for v in summary.inputs.values()):
+        if summary.schema_version != cls.SCHEMA_VERSION or any(len(v) != 4 for v in summary.inputs.values()):
             return None
         return summary
 

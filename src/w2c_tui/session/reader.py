@@ -21,7 +21,7 @@ from w2c_tui.session.dataset import SessionDataset
 from w2c_tui.session.documents import check_manifest, check_metrics, disagreement
 from w2c_tui.session.models import DoneMarker, Manifest, Metrics, MlflowIds, PipelineSummary, manifest_of, metrics_of
 from w2c_tui.status import COMPLETE, FAILED, PARTIAL, REFUSED, normalize, session_status
-from w2c_tui.store.jsonl import read_document
+from w2c_tui.store.jsonl import BadLine, read_document, read_keyed
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
 
 _UNSET: Any = object()
@@ -178,13 +178,17 @@ class PipelineInfo:
     def rows(self) -> dict[str, dict[str, Any]]:
         """uuid -> row of the primary checkpoint (read once)."""
         if self._rows is None:
-            from w2c_tui.session.checkpoints import primary_rows
+            from w2c_tui.session.checkpoints import primary_file
 
+            bad: list[BadLine] = []
             try:
-                self._rows = primary_rows(self.paths.root, self.exp_name) if self.paths else {}
+                path = primary_file(self.paths.root, self.exp_name) if self.paths else None
+                self._rows = read_keyed(path, on_bad=bad.append) if path else {}
             except OSError as exc:
                 self._rows = {}
                 self._reasons.append(f"checkpoint unreadable ({exc.strerror or exc})")
+            if bad:  # a line no row could be read from is said, as a resume audits it
+                self.notes.append(_bad_lines_note(bad))
         return self._rows
 
     @property
@@ -237,6 +241,16 @@ class PipelineInfo:
                 self._reasons.append(f"audit file unreadable ({exc.strerror or exc})")
             self._audit = summarize(events, self.rows.keys())
         return self._audit
+
+
+def _bad_lines_note(bad: list[BadLine]) -> str:
+    """The checkpoint lines that are no row, in one line: the file, their numbers, the first's reason."""
+    first = bad[0]
+    if len(bad) == 1:
+        what = "cut short (a write killed mid-line)" if first.torn else f"not a JSON row ({first.reason})"
+        return f"{first.path.name} line {first.line:,}: {what}; skipped, not counted"
+    numbers = ", ".join(f"{b.line:,}" for b in bad[:5]) + (f" and {len(bad) - 5:,} more" if len(bad) > 5 else "")
+    return f"{first.path.name}: {len(bad):,} lines are no JSON row (lines {numbers}; line {first.line:,}: {first.reason}); skipped, not counted"
 
 
 @dataclass
@@ -495,6 +509,7 @@ def list_sessions(workdir: Path, *, warm: bool = False) -> list[SessionInfo]:
                 if info is None:
                     info = read_session(session_dir, use_summary=True)
                     _summarise(info)
+                    summary_file.remove_leftovers_of(session_dir)
                 info = _warmed(info) if warm else info
                 if info.summary_inputs is not None:
                     with _LISTED_LOCK:

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from w2c_tui import jsoncodec
+from w2c_tui.readable_file import NotRegularFile, open_regular
 from w2c_tui.redaction import scrub, scrub_bytes
+from w2c_tui.store.temporary import remove_leftovers, temporary_path
 
 FSYNC_INTERVAL_SECONDS = 1.0
 
@@ -151,9 +153,11 @@ class BadLine:
 def iter_rows(path: Path, on_bad: Callable[[BadLine], None] | None = None) -> Iterator[dict[str, Any]]:
     """Yield every decodable JSON object; report the rest to `on_bad`."""
     path = Path(path)
-    if not path.exists():
+    try:
+        fh = open_regular(path)  # a FIFO or a device raises NotRegularFile (an OSError), never hangs
+    except FileNotFoundError:
         return
-    with path.open("rb") as fh:
+    with fh:
         data = fh.read()
     lines = data.split(b"\n")
     last = len(lines) - 1
@@ -204,12 +208,13 @@ def read_document(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     """(the JSON object, None), (None, None) when absent, or (None, why it cannot be used)."""
     path = Path(path)
     name = path.name
-    if not path.exists() and not path.is_symlink():
-        return None, None
-    if not path.is_file():
-        return None, f"{name}: not a regular file"
     try:
-        data = path.read_bytes()
+        with open_regular(path) as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return (None, None) if not path.is_symlink() else (None, f"{name}: not a regular file")
+    except NotRegularFile:
+        return None, f"{name}: not a regular file"
     except OSError as exc:
         return None, f"{name}: unreadable ({exc.strerror or exc})"
     try:
@@ -230,7 +235,8 @@ def write_json_atomic(path: Path, payload: dict[str, Any]) -> None:
     """Write via a temporary file and rename, so a reader never sees half a document."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temporary_path(path)
+    remove_leftovers(path)  # of a writer killed before its rename, whoever it was
     try:
         with tmp.open("w", encoding="utf-8") as fh:
             fh.write(scrub(json.dumps(payload, ensure_ascii=False, indent=2, default=str)) + "\n")

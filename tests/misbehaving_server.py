@@ -81,9 +81,25 @@ MODES: dict[str, str] = {
     "usage_nan": "usage counts NaN prompt tokens",
     "usage_huge": "usage counts 10^18 prompt tokens",
     "judge_garbage": "every chat answer is prose with no label or digit",
+    # Echoes that are not of what was sent (issue 35). Through the simulated server too; the
+    # *_scoring modes leave the first scoring answer whole, so that a row scored before stays.
+    "echoed_swap": "every list echo has the indexes of its last two prompts swapped (probe and scoring)",
+    "echoed_swap_scoring": "scoring list echoes have the indexes of their last two prompts swapped",
+    "echoed_ids_short_scoring": "scoring echoes list each prompt's ids one short, with no usage",
+    "echoed_ids_merge_scoring": "scoring echoes list another id as the context's last: every choice looks merged",
+    "echoed_choices_strings_scoring": "scoring echoes' choices are strings",
+    "echoed_index_mixed_scoring": "a scoring echo's second choice has index \"1\" (a string)",
+    "echoed_index_missing_scoring": "a scoring echo's second choice has no index",
+    "echoed_index_duplicate_scoring": "a scoring echo's second choice has index 0, as the first",
+    "echoed_index_out_of_range_scoring": "a scoring echo's last choice has an index past the prompts",
+    "echoed_choices_object_scoring": "scoring echoes' choices are an object keyed by index",
+    "echoed_extra_entry_scoring": "scoring echoes list one more token after the prompt than was generated",
+    "echoed_tokens_ints_scoring": "scoring echoes list their tokens as numbers",
+    "echoed_logprobs_short_scoring": "scoring echoes list one log-probability fewer than tokens",
+    "echoed_offsets_shifted_scoring": "scoring echoes' text_offset all two characters early",
 }
 # Modes that answer through the simulated server, changing one value of its answers.
-THROUGH_SIM = {mode for mode in MODES if mode.startswith("logprob_")}
+THROUGH_SIM = {mode for mode in MODES if mode.startswith(("logprob_", "echoed_"))}
 _PROBE_PROMPT = 200  # characters or token ids: the probe's prompts are shorter, scoring prompts longer
 _USAGE = {
     "usage_negative": -5, "usage_fraction": 12.5, "usage_string": "12", "usage_nan": float("nan"), "usage_huge": 10**18,
@@ -105,13 +121,16 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class MisbehavingServer:
-    def __init__(self, mode: str, *, timeout_seconds: float = 1.0) -> None:
+    def __init__(self, mode: str, *, timeout_seconds: float = 1.0, conventions=None) -> None:
+        """`conventions`: the sim's (sim/settings.py) for the modes through it; vLLM's by default."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}")
         self.mode = mode
         self.timeout_seconds = timeout_seconds
         self.stopping = threading.Event()
         self.posts = 0
+        self.scoring_answers = 0
+        self._counting = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -136,7 +155,7 @@ class MisbehavingServer:
         if mode in THROUGH_SIM:
             from w2c_tui.sim import SimServer, SimSettings
 
-            self.sim = SimServer(SimSettings(seed=7))
+            self.sim = SimServer(SimSettings(seed=7) if conventions is None else SimSettings(seed=7, conventions=conventions))
             self.sim.__enter__()
         self.http = _QuietServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
@@ -161,7 +180,13 @@ class MisbehavingServer:
         request = json.loads(body or b"{}")
         prompt = request.get("prompt")
         scoring = _prompt_size(prompt) >= _PROBE_PROMPT
-        if h.path.endswith("/completions") and isinstance(data, dict):
+        if h.path.endswith("/completions") and isinstance(data, dict) and self.mode.startswith("echoed_"):
+            with self._counting:
+                self.scoring_answers += scoring
+                later = scoring and self.scoring_answers > 1
+            if self.mode == "echoed_swap" or later:
+                self._alter_echo(data)
+        elif h.path.endswith("/completions") and isinstance(data, dict):
             for choice in data.get("choices") or []:
                 lp = choice.get("logprobs")
                 if isinstance(lp, dict) and isinstance(lp.get("token_logprobs"), list):
@@ -182,6 +207,44 @@ class MisbehavingServer:
             bad = {"logprob_nan_scoring": float("nan"), "logprob_null_scoring": None, "logprob_huge_int_scoring": 10**400}[mode]
             out[-2] = bad  # the last prompt token: inside every choice's continuation
         return out
+
+    def _alter_echo(self, data: dict) -> None:  # noqa: C901 - one branch per mode reads best as a table
+        mode, choices = self.mode, data["choices"]
+        if mode in ("echoed_swap", "echoed_swap_scoring") and len(choices) >= 2:
+            choices[-1]["index"], choices[-2]["index"] = choices[-2]["index"], choices[-1]["index"]
+        elif mode == "echoed_ids_short_scoring":
+            data.pop("usage", None)
+            for choice in choices:
+                if "prompt_token_ids" in choice:
+                    choice["prompt_token_ids"] = choice["prompt_token_ids"][:-1]
+        elif mode == "echoed_ids_merge_scoring" and "prompt_token_ids" in choices[0]:
+            context = choices[0]["prompt_token_ids"]
+            context[-1] = context[0] if context[0] != context[-1] else context[1]  # an id of another token
+        elif mode == "echoed_choices_strings_scoring":
+            data["choices"] = [json.dumps(c) for c in choices]
+        elif mode == "echoed_index_mixed_scoring" and len(choices) > 1:
+            choices[1]["index"] = "1"
+        elif mode == "echoed_index_missing_scoring" and len(choices) > 1:
+            del choices[1]["index"]
+        elif mode == "echoed_index_duplicate_scoring" and len(choices) > 1:
+            choices[1]["index"] = 0
+        elif mode == "echoed_index_out_of_range_scoring":
+            choices[-1]["index"] = len(choices)
+        elif mode == "echoed_choices_object_scoring":
+            data["choices"] = {str(c["index"]): c for c in choices}
+        else:
+            for choice in choices:
+                lp = choice.get("logprobs") or {}
+                if mode == "echoed_extra_entry_scoring":
+                    for name, value in (("tokens", " extra"), ("token_logprobs", -1.0), ("text_offset", len(choice["text"]))):
+                        lp[name].append(value)
+                    choice["text"] += " extra"
+                elif mode == "echoed_tokens_ints_scoring":
+                    lp["tokens"] = list(range(len(lp["tokens"])))
+                elif mode == "echoed_logprobs_short_scoring":
+                    lp["token_logprobs"] = lp["token_logprobs"][:-1]
+                elif mode == "echoed_offsets_shifted_scoring":
+                    lp["text_offset"] = [o - 2 for o in lp["text_offset"]]
 
     # ---- answers
 

@@ -82,6 +82,22 @@ ENDINGS: dict[str, tuple[int, str]] = {
     "usage_nan": (0, "(the first: prompt_tokens 'NaN')"),
     "usage_huge": (0, "(the first: prompt_tokens of 19 digits)"),
     "judge_garbage": (0, ""),
+    # Issue 35: echoes not of what was sent; mcq's chat answers pass untouched
+    # (tests/test_hostile_round_three_echo.py runs mcq_logprob against each).
+    "echoed_swap": (0, ""),
+    "echoed_swap_scoring": (0, ""),
+    "echoed_ids_short_scoring": (0, ""),
+    "echoed_ids_merge_scoring": (0, ""),
+    "echoed_choices_strings_scoring": (0, ""),
+    "echoed_index_mixed_scoring": (0, ""),
+    "echoed_index_missing_scoring": (0, ""),
+    "echoed_index_duplicate_scoring": (0, ""),
+    "echoed_index_out_of_range_scoring": (0, ""),
+    "echoed_choices_object_scoring": (0, ""),
+    "echoed_extra_entry_scoring": (0, ""),
+    "echoed_tokens_ints_scoring": (0, ""),
+    "echoed_logprobs_short_scoring": (0, ""),
+    "echoed_offsets_shifted_scoring": (0, ""),
 }
 
 

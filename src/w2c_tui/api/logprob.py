@@ -8,6 +8,11 @@ server the probe found doing so) and lm-eval's token-id split through the tokeni
 endpoint. It returns typed results (`Echo` per prompt, `IdEcho`, `TokenSplit`); the scoring
 itself is `scoring/loglik.py`'s.
 
+Every answer is read as an echo of what was sent (`api/echo.py`): its choices in the order of
+the prompts by `index`, each spelling its prompt. An answer that is not fails its example with
+one line naming the server (EchoLayoutError, a bad response); an impossible log-probability
+stops scoring on that server (UnscorableServer).
+
 `LogprobFindings` is learned once per session and shared by its pipelines (a sweep of
 `mcq_logprob` and `mcq_logprob` itself meet the same server).
 """
@@ -15,12 +20,22 @@ itself is `scoring/loglik.py`'s.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from w2c_tui.api.client import ApiClient
-from w2c_tui.api.echo import OWN_LOGPROB_ONLY, Echo, ImpossibleLogprobError, check_prompt_tokens, read_echo
+from w2c_tui.api.echo import (
+    OWN_LOGPROB_ONLY,
+    Echo,
+    EchoLayoutError,
+    EchoMismatch,
+    ImpossibleLogprobError,
+    check_prompt_tokens,
+    ordered_choices,
+    read_echo,
+)
 from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.api.retry import PermanentApiError, RetriesExhaustedError
 from w2c_tui.api.trace import CallContext
@@ -106,17 +121,29 @@ async def token_split(client: ApiClient, model: str, context: str, continuations
 ListRefused = Callable[[str, str], None]  # (provider, reason): said once per session and kind of prompt
 
 
-def _reader(provider: str, model: str) -> Callable[..., Echo]:
-    def read(choice: dict[str, Any], **how: Any) -> Echo:
-        try:
-            return read_echo(choice, **how)
-        except ImpossibleLogprobError as exc:  # not a passing fault: every later echo is as suspect
-            raise UnscorableServer(
-                f"provider '{provider}' (model '{model}') sent an impossible value ({exc}); "
-                "its echoes cannot be scored; fix the server, then run again"
-            ) from None
+@contextmanager
+def _reading(provider: str, model: str, prompt: int | None = None, of: int = 0) -> Iterator[None]:
+    """Where an answer (or its echo of prompt `prompt` of `of`) is read: an impossible value
+    stops scoring on this server; any other disagreement fails this example, naming the server."""
+    try:
+        yield
+    except ImpossibleLogprobError as exc:  # not a passing fault: every later echo is as suspect
+        raise UnscorableServer(
+            f"provider '{provider}' (model '{model}') sent an impossible value ({exc}); "
+            "its echoes cannot be scored; fix the server, then run again"
+        ) from None
+    except EchoLayoutError as exc:
+        where = f"echo of prompt {prompt + 1} of {of}" if prompt is not None else "echo"
+        raise type(exc)(f"provider '{provider}' (model '{model}'): its {where} was not scored: {exc}", exc.kind) from None
 
-    return read
+
+def _read_each(provider: str, model: str, choices: list[dict[str, Any]], **per_prompt: list[Any]) -> list[Echo]:
+    """`read_echo` of each choice, given its prompt's share of `per_prompt` (lists of keyword values)."""
+    echoes = []
+    for i, choice in enumerate(choices):
+        with _reading(provider, model, i, len(choices)):
+            echoes.append(read_echo(choice, **{name: values[i] for name, values in per_prompt.items()}))
+    return echoes
 
 
 @dataclass(frozen=True)
@@ -184,17 +211,21 @@ async def _echo_with_ids(
     client: ApiClient, findings: LogprobFindings, model: str, texts: list[str], *, seed: int, ctx: CallContext, on_lost: ListRefused
 ) -> list[IdEcho] | None:
     provider = client.route(model).name
-    read = _reader(provider, model)
     response, reason = await _list_request(client, model, texts, seed=seed, ctx=ctx, token_ids=True)
     if response is not None:
-        choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
-        ids = [_token_ids(c.get("prompt_token_ids")) if isinstance(c, dict) else None for c in choices]
-        if len(choices) == len(texts) and all(i is not None for i in ids):
-            # The whole request's usage counts exactly the ids listed (nothing added unlisted).
-            check_prompt_tokens(response.get("usage"), sum(map(len, ids)))
+        with _reading(provider, model):
+            choices = ordered_choices(response, len(texts))
+            ids = [_token_ids(c.get("prompt_token_ids")) for c in choices or []]
+            if choices is not None and all(ids):
+                # The whole request's usage counts exactly the ids listed (nothing added unlisted).
+                check_prompt_tokens(response.get("usage"), sum(map(len, ids)))
+        if choices is not None and all(ids):
             findings.echo_ids[provider] = True
-            return [IdEcho(i, read(c, n_prompt_tokens=len(i))) for i, c in zip(ids, choices)]
-        reason = f"{len(choices)} choices for {len(texts)} prompts" if len(choices) != len(texts) else "no prompt_token_ids in the echo"
+            # Each text's ids are its prompt entries, which must spell that text: whatever usage
+            # says or leaves out, a list one id short or another prompt's is refused here.
+            echoed = _read_each(provider, model, choices, n_prompt_tokens=list(map(len, ids)), prompt_text=texts)
+            return [IdEcho(i, echo) for i, echo in zip(ids, echoed)]
+        reason = "no prompt_token_ids in the echo" if choices is not None else f"{len(response['choices'])} choices for {len(texts)} prompts"
     if findings.echo_ids.get(provider) is not False:
         findings.echo_ids[provider] = False
         on_lost(provider, reason)
@@ -212,20 +243,20 @@ async def echoes(
     seed: int,
     ctx: CallContext,
     on_list_refused: ListRefused,
+    spelled: list[str | None] | None = None,
 ) -> list[Echo]:
     """One echo per prompt (text prompts when `texts` is given, else token-id prompts).
 
     `lists`: whether the probe found that the server takes several prompts in one request.
+    `spelled`: for token-id prompts, the text each one's echo must spell (None where not known).
     Which echoed entries are prompt tokens is read from each answer (`api/echo.py`).
     """
     provider = client.route(model).name
     key = (provider, texts is None)
-    reader = _reader(provider, model)
-
-    def read(choice: dict[str, Any], i: int, usage: dict[str, Any] | None = None) -> Echo:
-        if texts is None:
-            return reader(choice, n_prompt_tokens=len(prompts[i]), usage=usage)
-        return reader(choice, prompt_text=texts[i], usage=usage)
+    if texts is None:
+        how: dict[str, list[Any]] = {"n_prompt_tokens": [len(p) for p in prompts], "prompt_text": spelled or [None] * len(prompts)}
+    else:
+        how = {"prompt_text": texts}
 
     def refused(reason: str) -> None:
         """From now on this provider gets one prompt per request."""
@@ -236,13 +267,14 @@ async def echoes(
         """The echoes of one request holding every prompt, or None when the server refused the list."""
         response, reason = await _list_request(client, model, prompts, seed=seed, ctx=ctx)
         if response is not None:
-            choices = sorted(response.get("choices") or [], key=lambda c: c.get("index", 0))
-            if len(choices) == len(prompts):
-                findings.prompt_lists[key] = True
-                if texts is None:  # token ids: the usage of the whole request must count exactly what was sent
+            with _reading(provider, model):
+                choices = ordered_choices(response, len(prompts))
+                if choices is not None and texts is None:  # token ids: the usage of the whole request must count exactly what was sent
                     check_prompt_tokens(response.get("usage"), sum(map(len, prompts)))
-                return [read(c, i) for i, c in enumerate(choices)]
-            reason = f"{len(choices)} choices for {len(prompts)} prompts"
+            if choices is not None:
+                findings.prompt_lists[key] = True
+                return _read_each(provider, model, choices, **how)
+            reason = f"{len(response['choices'])} choices for {len(prompts)} prompts"
         if findings.prompt_lists.get(key) is not False:
             refused(reason)
         return None
@@ -265,7 +297,11 @@ async def echoes(
         response = await client.completions(
             model, prompt, max_tokens=1, echo=True, logprobs=1, temperature=0.0, seed=seed, ctx=ctx
         )
-        single.append(read((response.get("choices") or [{}])[0], i, response.get("usage")))
+        with _reading(provider, model, i, len(prompts)):
+            choices = ordered_choices(response, 1)
+            if choices is None:
+                raise EchoMismatch(f"{len(response['choices'])} choices for one prompt")
+            single.append(read_echo(choices[0], usage=response.get("usage"), **{name: values[i] for name, values in how.items()}))
     return single
 
 
@@ -283,7 +319,10 @@ def scored_prompts(exchanges: list[tuple[Any, Any]]) -> list[list[int]]:
         if not isinstance(prompt, list) or not prompt:
             continue
         if all(isinstance(p, str) for p in prompt):
-            choices = sorted((response or {}).get("choices") or [], key=lambda c: c.get("index", 0))
+            try:
+                choices = ordered_choices(response if isinstance(response, dict) else {"choices": []}, len(prompt)) or []
+            except EchoMismatch:  # an answer that failed its example scored nothing
+                choices = []
             ids = [c.get("prompt_token_ids") for c in choices]
             if ids and all(isinstance(i, list) for i in ids):  # else a text prompt split by the echo
                 context, *scored = ids

@@ -44,7 +44,17 @@ from w2c_tui.api.retry import (
     RetryPolicy,
     TransientFailure,
 )
-from w2c_tui.api.echo import LOGPROB_RULE, OWN_LOGPROB_ONLY, EchoLayoutError, ImpossibleLogprobError, impossible_logprob, read_echo
+from w2c_tui.api.echo import (
+    LOGPROB_RULE,
+    OWN_LOGPROB_ONLY,
+    EchoLayoutError,
+    EchoMismatch,
+    ImpossibleLogprobError,
+    impossible_logprob,
+    loose_spelling,
+    ordered_choices,
+    read_echo,
+)
 from w2c_tui.redaction import redact_text, scrub
 
 # Short prefixes whose greedy next token is usually a word of its own, tried in turn.
@@ -140,13 +150,17 @@ async def _probe(client: ApiClient, model: str, support: LogprobSupport) -> None
         checked += found
         if checked == 2 or support.aligned is False:
             break
-    support.prompt_lists = await _accepts_list(client, model, list(PREFIXES[:2]))
+    support.prompt_lists = await _accepts_list(client, model, list(PREFIXES[:2]), support)
+    if support.problem is not None:
+        return
     ids = await _tokenizer_ids(client, model, support)
     if ids:
         support.tokenizer = client.tokenizer_url(model)
         support.token_id_prompts = await _echoes_ids_as_sent(client, model, ids)
         if support.token_id_prompts:
-            support.token_id_lists = await _accepts_list(client, model, [ids, ids])
+            support.token_id_lists = await _accepts_list(client, model, [ids, ids], support)
+            if support.problem is not None:
+                return
             if support.aligned and support.prompt_lists:  # only then can scoring use it
                 support.echo_token_ids = await _lists_prompt_ids(client, model, ids)
     if checked == 0:
@@ -253,14 +267,31 @@ async def _lists_prompt_ids(client: ApiClient, model: str, ids: list[int]) -> bo
     return choice.get("prompt_token_ids") == ids and len(_list(_mapping(choice.get("logprobs")).get("tokens"))) >= len(ids)
 
 
-async def _accepts_list(client: ApiClient, model: str, prompts: list[Any]) -> bool:
-    """Whether the server answers a list of prompts (texts or token-id lists) with one echo each."""
+async def _accepts_list(client: ApiClient, model: str, prompts: list[Any], support: LogprobSupport) -> bool:
+    """Whether the server answers a list of prompts (texts or token-id lists) with one echo each.
+
+    One whose echoes are not those prompts, each at its index, is refused (`support.problem`):
+    as the run reads every answer so (`api/echo.ordered_choices`), each example would fail.
+    """
     try:
         response = await client.completions(model, prompts, max_tokens=1, echo=True, logprobs=1, temperature=0.0)
     except ApiError:
         return False
     choices = _list(_mapping(response).get("choices"))
-    return len(choices) == len(prompts) and all(_mapping(_mapping(c).get("logprobs")).get("tokens") for c in choices)
+    if len(choices) != len(prompts) or not all(_mapping(_mapping(c).get("logprobs")).get("tokens") for c in choices):
+        return False
+    try:
+        for i, (prompt, choice) in enumerate(zip(prompts, ordered_choices(response, len(prompts)) or [])):
+            echoed = "".join(map(str, _list(choice["logprobs"]["tokens"])))
+            if isinstance(prompt, str) and loose_spelling(prompt) not in loose_spelling(echoed):  # a BOS may lead
+                raise EchoMismatch(f"the echo at index {i} is not of the prompt sent there")
+    except EchoMismatch as exc:
+        support.problem = (
+            f"{support.server} answers a list of prompts with echoes that are not those prompts, each at "
+            f"its index ({exc}); its scores would be exchanged"
+        )
+        return False
+    return True
 
 
 # A server's JSON may hold anything anywhere: these read a shape without assuming it.

@@ -112,9 +112,16 @@ class _Choice:
 
 
 async def _echoes(
-    ctx: PipelineContext, example: Example, prompts: list[Any], seed: int, texts: list[str] | None, lists: bool
+    ctx: PipelineContext,
+    example: Example,
+    prompts: list[Any],
+    seed: int,
+    texts: list[str] | None,
+    lists: bool,
+    spelled: list[str | None] | None = None,
 ) -> list[Echo]:
-    """One echo per prompt (`api/logprob.py`); a refused prompt list is said once, in the audit log."""
+    """One echo per prompt (`api/logprob.py`), each token-id prompt's spelling `spelled` where
+    known; a refused prompt list is said once, in the audit log."""
 
     def list_refused(provider: str, reason: str) -> None:
         ctx.audit.emit(
@@ -128,7 +135,7 @@ async def _echoes(
     try:
         return await echoes(
             ctx.client, ctx.capabilities, ctx.target_model, prompts, texts=texts, lists=lists, seed=seed,
-            ctx=ctx.call(example.uuid), on_list_refused=list_refused,
+            ctx=ctx.call(example.uuid), on_list_refused=list_refused, spelled=spelled,
         )
     except UnscorableServer as exc:
         raise ServerCannotRun(f"mcq_logprob stopped: {exc}") from None
@@ -176,7 +183,11 @@ async def _by_token_ids(
         # Without a merge, lm-eval's prompt (context ids + whole[n:]) is the whole's ids: already echoed.
         merged = [i for i in range(len(wholes)) if split.boundary_merged(i)]
         if merged:
-            again = await _echoes(ctx, example, [split.prompts[i] for i in merged], seed, None, lists)
+            # Each sent again as ids must be echoed as the first echo spelled those ids: the
+            # context's, then its whole's past the context's length.
+            n = len(split.context)
+            spelled = ["".join(context_echo.echo.prompt_tokens) + "".join(wholes[i].echo.prompt_tokens[n:]) for i in merged]
+            again = await _echoes(ctx, example, [split.prompts[i] for i in merged], seed, None, lists, spelled)
             for i, echo in zip(merged, again):
                 echoed[i] = echo
     else:
@@ -184,7 +195,10 @@ async def _by_token_ids(
             split = await token_split(ctx.client, ctx.target_model, context, continuations, ctx=ctx.call(example.uuid))
         except UnscorableServer as exc:
             raise ServerCannotRun(f"mcq_logprob not run: {exc}") from None
-        echoed = await _echoes(ctx, example, split.prompts, seed, None, lists)
+        # A prompt that did not merge is the whole's ids, so it spells context + continuation;
+        # what the ids of a merged one spell is the server's to say.
+        spelled = [None if split.boundary_merged(i) else context + c for i, c in enumerate(continuations)]
+        echoed = await _echoes(ctx, example, split.prompts, seed, None, lists, spelled)
     n = len(split.context)
     return [_score(echo, n, boundary_merge=split.boundary_merged(i)) for i, echo in enumerate(echoed)]
 

@@ -14,6 +14,9 @@ answered with the next of eight passing faults instead, in turn:
 * `trickle`: the upstream's answer, one byte every `trickle_interval` seconds (slower than
   any attempt deadline: its whole body takes minutes).
 
+`always` names paths spoiled on every request with a kind of their own (`{"/version":
+"trickle"}`: a server whose version endpoint trickles while the rest answers).
+
 A plain asyncio HTTP/1.1 server in a thread of its own, so tests and benchmarks that run
 their launches with `asyncio.run` can use it; `stop()` ends it.
 """
@@ -37,9 +40,12 @@ HTML_PAGE = b"<!DOCTYPE html><html><head><title>Gateway maintenance</title></hea
 
 
 class ChaosGateway:
-    def __init__(self, upstream_base_url: str, *, every: int = 5, trickle_interval: float = 0.5) -> None:
+    def __init__(
+        self, upstream_base_url: str, *, every: int = 5, trickle_interval: float = 0.5, always: dict[str, str] | None = None
+    ) -> None:
         self.upstream = upstream_base_url.rstrip("/").removesuffix("/v1")
         self.every = every
+        self.always = dict(always or {})
         self.trickle_interval = trickle_interval
         self.requests = 0
         self.spoiled: Counter[str] = Counter()
@@ -98,7 +104,9 @@ class ChaosGateway:
         headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)}
         body = await reader.readexactly(int(headers.get("content-length") or 0))
         self.requests += 1
-        kind = KINDS[(self.requests // self.every - 1) % len(KINDS)] if self.requests % self.every == 0 else None
+        kind = self.always.get(path)
+        if kind is None and self.requests % self.every == 0:
+            kind = KINDS[(self.requests // self.every - 1) % len(KINDS)]
         if kind is not None:
             self.spoiled[kind] += 1
         if kind in ("429_date", "429_ms", "503_empty", "html_200", "502_json", "drop_after_headers"):

@@ -148,26 +148,29 @@ async def read_bounded(chunks: AsyncIterator[bytes], encoding: str) -> bytes:
     if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
         raise PermanentTransportError(f"the answer came in content-encoding {encoding!r}, which was not asked for ({DECODED})")
     decoder = zlib.decompressobj(16 + zlib.MAX_WBITS) if "gzip" in encoding else None
-    raw = 0
-    body = bytearray()
+    parts: list[bytes] = []
+    raw = size = 0
     async for chunk in chunks:
         raw += len(chunk)
         if encoding == "deflate" and decoder is None:
             # "deflate" is zlib-wrapped by the standard, raw in some servers: the first byte tells.
             decoder = zlib.decompressobj(zlib.MAX_WBITS if chunk[0] & 0x0F == 8 else -zlib.MAX_WBITS)
         if decoder is None:
-            body += chunk
+            parts.append(chunk)
+            size += len(chunk)
         else:
             try:
                 # At most one byte past the bound is ever inflated: the rest waits in unconsumed_tail.
-                body += decoder.decompress(chunk, MAX_ANSWER_BYTES + 1 - len(body))
-                while decoder.unconsumed_tail and len(body) <= MAX_ANSWER_BYTES:
-                    body += decoder.decompress(decoder.unconsumed_tail, MAX_ANSWER_BYTES + 1 - len(body))
+                while chunk and size <= MAX_ANSWER_BYTES:
+                    piece = decoder.decompress(chunk, MAX_ANSWER_BYTES + 1 - size)
+                    parts.append(piece)
+                    size += len(piece)
+                    chunk = decoder.unconsumed_tail
             except zlib.error as exc:
                 raise httpx.DecodingError(f"the {encoding} body cannot be inflated ({exc})") from None
-        if len(body) > MAX_ANSWER_BYTES or raw > MAX_ANSWER_BYTES:
+        if size > MAX_ANSWER_BYTES or raw > MAX_ANSWER_BYTES:
             raise answer_too_large()
-    return bytes(body)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def answer_too_large() -> PermanentTransportError:

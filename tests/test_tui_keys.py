@@ -81,6 +81,7 @@ SHOWN = {
     "down": "↓",
     "pageup": "pgup",
     "pagedown": "pgdn",
+    "shift+f6": "⇧f6",
 }
 
 

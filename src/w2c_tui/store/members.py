@@ -45,7 +45,8 @@ DECOMPRESS_ERRORS = (zlib.error, zstandard.ZstdError, MemberError)
 
 
 def megabytes(size: int) -> str:
-    return f"{size / (1 << 20):g} MB"
+    """A bound as said in messages: "128 MB" (or its bytes, when not whole megabytes)."""
+    return f"{size >> 20} MB" if size and not size % (1 << 20) else f"{size:,} bytes"
 
 
 @dataclass

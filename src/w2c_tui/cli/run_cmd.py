@@ -86,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     elif not ok:
-        print(f"w2c-tui: not every pipeline finished; to resume: {resume_command(args, launch.run_key)}", file=sys.stderr)
+        print(
+            f"w2c-tui: not every pipeline finished; run again with --run-key '{launch.run_key}' to resume: "
+            f"{resume_command(args, launch.run_key)}",
+            file=sys.stderr,
+        )
     elif started.interrupted:
         print("w2c-tui: stopped by the user after every pipeline had finished; nothing is missing", file=sys.stderr)
     for outcome in outcomes:

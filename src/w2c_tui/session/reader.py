@@ -263,7 +263,7 @@ class SessionInfo:
     problems: list[str] = field(default_factory=list)
     # Its When2Call examples, resolved once for every reader of this session.
     dataset: SessionDataset = field(init=False, repr=False)
-    # Read from the rows: the sizes, mtimes and inodes of the files read (session/summary.py), taken
+    # Read from the rows: the sizes, mtimes, inodes and ctimes of the files read (session/summary.py), taken
     # before reading them, so a summary can be written; None when read from a fresh summary.
     inputs: dict[str, list[int]] | None = field(default=None, repr=False)
     # Read from a fresh summary: the inputs it vouched for (a later listing reuses this record
@@ -521,7 +521,7 @@ def list_sessions(workdir: Path, *, warm: bool = False) -> list[SessionInfo]:
 
 # Sessions a listing read from a fresh summary, by folder: the next listing (the app scans again
 # on reload, on returning to its Sessions screen, and several times as it starts) reuses the
-# record while every input the summary vouched for is unchanged (their sizes, mtimes and inodes
+# record while every input the summary vouched for is unchanged (their sizes, mtimes, inodes and ctimes
 # are all it reads).
 _LISTED: dict[Path, SessionInfo] = {}
 _LISTED_LOCK = threading.Lock()  # guards the two maps

@@ -52,7 +52,7 @@ def _stat(path: str) -> list[int] | None:
 
 
 def snapshot(paths: SessionPaths, exp_names: list[str]) -> Inputs:
-    """Size, mtime and inode of every file a listing's verdict depends on (absent files are left out)."""
+    """Size, mtime, inode and ctime of every file a listing's verdict depends on (absent files are left out)."""
     root = str(paths.root)
     inputs: Inputs = {}
 

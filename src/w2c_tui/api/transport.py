@@ -167,7 +167,7 @@ async def read_bounded(chunks: AsyncIterator[bytes], encoding: str) -> bytes:
                     size += len(piece)
                     chunk = decoder.unconsumed_tail
             except zlib.error as exc:
-                raise httpx.DecodingError(f"the {encoding} body cannot be inflated ({exc})") from None
+                raise httpx.DecodingError(f"Can not decode content-encoding: {encoding} ({exc})") from None
         if size > MAX_ANSWER_BYTES or raw > MAX_ANSWER_BYTES:
             raise answer_too_large()
     return parts[0] if len(parts) == 1 else b"".join(parts)

@@ -110,9 +110,11 @@ async def reach_providers(
 ) -> None:
     """Fail early, with a clear message, when a provider cannot be reached at all.
 
-    `timeout` bounds each request whole (a trickling answer included). Each reachable
-    provider's GET /version goes into `server_versions` as it is found."""
+    `timeout` bounds each listing attempt whole (a trickling answer included). Each reachable
+    provider's GET /version goes into `server_versions` as it is found, if it answers within
+    `timeout_seconds` (5 s at most): a note about the server never holds the launch."""
     used = {route(m, providers).name for plan in plans for m in models_used(loaded, plan)}
+    version_timeout = min(loaded.settings.http.timeout_seconds, timeout, 5.0)
     problem = network_problem([p.base_url for p in providers if p.name in used])
     if problem is not None:  # a SOCKS proxy, an unreadable SSL_CERT_FILE: every request would fail
         raise LaunchError(problem)
@@ -144,7 +146,7 @@ async def reach_providers(
             )
         if listing.ok:
             _warn_unlisted(loaded, plans, provider, listing.models, providers, notify)
-            version = await server_version(provider.base_url, provider.token, timeout=min(timeout, 5.0))
+            version = await server_version(provider.base_url, provider.token, timeout=version_timeout)
             if version is not None:
                 server_versions[provider.name] = {**version, "url": redact_url(version["url"])}
 
@@ -177,8 +179,8 @@ async def run_checks(
     findings: Findings,
 ) -> None:
     """The network checks, in order, filling `findings` (the launch reads it once they are done)."""
+    await reach_providers(loaded, plans, providers, policy, notify, findings.server_versions)
     timeout = loaded.settings.http.timeout_seconds
-    await reach_providers(loaded, plans, providers, policy, notify, findings.server_versions, min(10.0, timeout))
     findings.logprob_support = await check_logprob_support(
         plans, providers, states, policy=policy, timeout_seconds=timeout, notify=notify
     )

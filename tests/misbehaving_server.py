@@ -97,9 +97,10 @@ MODES: dict[str, str] = {
     "echoed_tokens_ints_scoring": "scoring echoes list their tokens as numbers",
     "echoed_logprobs_short_scoring": "scoring echoes list one log-probability fewer than tokens",
     "echoed_offsets_shifted_scoring": "scoring echoes' text_offset all two characters early",
+    "tokenizer_negative_scoring": "scoring /tokenize answers list -1 as their first id",
 }
 # Modes that answer through the simulated server, changing one value of its answers.
-THROUGH_SIM = {mode for mode in MODES if mode.startswith(("logprob_", "echoed_"))}
+THROUGH_SIM = {mode for mode in MODES if mode.startswith(("logprob_", "echoed_", "tokenizer_"))}
 _PROBE_PROMPT = 200  # characters or token ids: the probe's prompts are shorter, scoring prompts longer
 _USAGE = {
     "usage_negative": -5, "usage_fraction": 12.5, "usage_string": "12", "usage_nan": float("nan"), "usage_huge": 10**18,
@@ -186,6 +187,8 @@ class MisbehavingServer:
                 later = scoring and self.scoring_answers > 1
             if self.mode == "echoed_swap" or later:
                 self._alter_echo(data)
+        elif h.path.endswith("/tokenize") and self.mode == "tokenizer_negative_scoring" and scoring:
+            data["tokens"] = [-1, *data["tokens"][1:]]
         elif h.path.endswith("/completions") and isinstance(data, dict):
             for choice in data.get("choices") or []:
                 lp = choice.get("logprobs")

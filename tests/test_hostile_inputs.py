@@ -98,6 +98,7 @@ ENDINGS: dict[str, tuple[int, str]] = {
     "echoed_tokens_ints_scoring": (0, ""),
     "echoed_logprobs_short_scoring": (0, ""),
     "echoed_offsets_shifted_scoring": (0, ""),
+    "tokenizer_negative_scoring": (0, ""),
 }
 
 

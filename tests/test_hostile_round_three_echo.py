@@ -201,3 +201,11 @@ def test_a_conforming_echo_is_scored_as_before(tmp_path, monkeypatch, capsys):
     code = run("echoed_offsets_shifted_scoring", "ids", tmp_path, monkeypatch)
     assert code == 0, capsys.readouterr().err
     assert len(rows(tmp_path, "mcq_logprob_predictions.jsonl")) == 3
+
+
+def test_token_ids_from_the_tokenizer_are_checked_before_they_are_sent(tmp_path, monkeypatch, capsys):
+    code = run("tokenizer_negative_scoring", "tokenize", tmp_path, monkeypatch)
+    err = capsys.readouterr().err
+    assert code == 2, err  # every example met it: the line says what to fix
+    assert "the tokenizer endpoint of provider 'bad' answered [-1," in err and "not a list of token ids" in err
+    assert "Traceback" not in err and not rows(tmp_path, "mcq_logprob_predictions.jsonl")

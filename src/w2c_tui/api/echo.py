@@ -58,13 +58,13 @@ OWN_LOGPROB_ONLY = 0
 def impossible_logprob(value: Any) -> str | None:
     """Why `value` cannot be a log-probability (what was sent, shortened), None when it can."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):  # JSON true is an int in Python
-        return f"{_shown(value)} (not a number)"
+        return f"{shown(value)} (not a number)"
     try:
         number = float(value)
     except OverflowError:  # an integer of 400 digits
         return f"a number of {len(str(value))} digits"
     if not math.isfinite(number) or number > LOGPROB_ROUNDING:
-        return _shown(value)
+        return shown(value)
     return None
 
 
@@ -82,11 +82,11 @@ def check_logprobs(logprobs: list[Any], tokens: list[Any] | None = None) -> None
     for i, value in enumerate(body, start=offset):
         why = "null after the first token" if value is None else impossible_logprob(value)
         if why is not None:
-            token = f" for token {_shown(tokens[i])}" if tokens is not None and i < len(tokens) else ""
+            token = f" for token {shown(tokens[i])}" if tokens is not None and i < len(tokens) else ""
             raise ImpossibleLogprobError(f"log-probability {why}{token} at position {i}; {LOGPROB_RULE}")
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """The value as the server's JSON spelled it (true, null, NaN, Infinity), shortened."""
     if isinstance(value, (bool, type(None))):
         text = {True: "true", False: "false", None: "null"}[value]
@@ -111,7 +111,7 @@ def ordered_choices(answer: dict[str, Any], n: int) -> list[dict[str, Any]] | No
         return None
     for i, choice in enumerate(choices):
         if not isinstance(choice, dict):
-            raise EchoMismatch(f"choice {i} is a {type(choice).__name__}, not an object: {_shown(choice)}")
+            raise EchoMismatch(f"choice {i} is a {type(choice).__name__}, not an object: {shown(choice)}")
     if n == 1 and "index" not in choices[0]:  # one choice for one prompt: nothing to order
         return choices
     indexes = [c.get("index") for c in choices]
@@ -119,9 +119,9 @@ def ordered_choices(answer: dict[str, Any], n: int) -> list[dict[str, Any]] | No
         if "index" not in choices[i]:
             raise EchoMismatch(f"choice {i} has no index")
         if isinstance(index, bool) or not isinstance(index, int):
-            raise EchoMismatch(f"choice {i} has index {_shown(index)}, not a whole number")
+            raise EchoMismatch(f"choice {i} has index {shown(index)}, not a whole number")
     if sorted(indexes) != list(range(n)):
-        raise EchoMismatch(f"the choices' indexes are {_shown(indexes)}, not 0 to {n - 1} once each")
+        raise EchoMismatch(f"the choices' indexes are {shown(indexes)}, not 0 to {n - 1} once each")
     return sorted(choices, key=lambda c: c["index"])
 
 
@@ -181,7 +181,7 @@ def read_echo(
         raise EchoLayoutError(f"{len(tokens)} echoed tokens but {len(logprobs)} log-probabilities")
     if set(map(type, tokens)) != {str}:
         odd = next(t for t in tokens if not isinstance(t, str))
-        raise EchoLayoutError(f"an echoed token is {_shown(odd)}, not a string")
+        raise EchoLayoutError(f"an echoed token is {shown(odd)}, not a string")
     check_logprobs(logprobs, tokens)
     if n_prompt_tokens is not None:
         n_prompt = n_prompt_tokens

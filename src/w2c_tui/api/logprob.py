@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from w2c_tui.api.bad_response import BadResponse
 from w2c_tui.api.client import ApiClient
 from w2c_tui.api.echo import (
     OWN_LOGPROB_ONLY,
@@ -35,6 +36,7 @@ from w2c_tui.api.echo import (
     check_prompt_tokens,
     ordered_choices,
     read_echo,
+    shown,
 )
 from w2c_tui.api.probe import LogprobSupport, probe_logprobs
 from w2c_tui.api.retry import PermanentApiError, RetriesExhaustedError
@@ -115,6 +117,12 @@ async def token_split(client: ApiClient, model: str, context: str, continuations
     )
     if context_ids is None or any(w is None for w in wholes):
         raise UnscorableServer(f"the tokenizer endpoint of '{client.route(model).name}' stopped answering")
+    for ids in (context_ids, *wholes):
+        if _token_ids(ids) is None:  # they are sent as the prompt: strings or negatives would be scored as something else
+            raise BadResponse(
+                f"the tokenizer endpoint of provider '{client.route(model).name}' answered {shown(ids)} for a text, "
+                "not a list of token ids; this example is not scored", "tokenizer_ids"
+            )
     return TokenSplit(context_ids, wholes)
 
 

@@ -328,3 +328,16 @@ def test_session_status_counts_refused_as_failed():
 
     assert session_status(["complete", "refused"]) == "failed"
     assert session_status(["complete"]) == "complete"
+
+
+# -- 7. a provider on this machine is not told to set a token ----------------------------------
+
+
+def test_a_loopback_provider_is_not_told_to_set_a_token():
+    from w2c_tui.config.schema import ProviderSettings
+    from w2c_tui.tui.widgets.provider_list import describe_provider
+
+    local = describe_provider("local", ProviderSettings(base_url="http://127.0.0.1:8000/v1"), "TOKEN_LOCAL", None)
+    assert "TOKEN_LOCAL" not in local.plain and "no token needed" in local.plain
+    remote = describe_provider("gemini", ProviderSettings(base_url="https://example.com/v1"), "TOKEN_GEMINI", None)
+    assert "set TOKEN_GEMINI in .env" in remote.plain

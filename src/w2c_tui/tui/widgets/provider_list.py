@@ -17,11 +17,14 @@ SIMULATED_ID = "__simulated__"
 
 
 def describe_provider(name: str, provider: ProviderSettings, token_variable: str, probe: ProbeResult | None) -> Content:
-    token = (
-        f"[$success]token ✓[/] [dim]{escape(token_variable)}[/]"
-        if provider.token
-        else f"[$warning]no token[/] [dim]set {escape(token_variable)} in .env[/]"
-    )
+    from w2c_tui.api.providers import is_loopback_url
+
+    if provider.token:
+        token = f"[$success]token ✓[/] [dim]{escape(token_variable)}[/]"
+    elif is_loopback_url(provider.base_url):  # a server on this machine: requests go without one
+        token = "[dim]no token needed (loopback)[/]"
+    else:
+        token = f"[$warning]no token[/] [dim]set {escape(token_variable)} in .env[/]"
     prefixes = ", ".join(provider.model_prefixes) or ("default" if provider.default else "catch-all")
     # The default provider said in words, before the URL a narrow panel cuts.
     default = " [b $accent]default[/]" if provider.default else ""

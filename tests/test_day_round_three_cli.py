@@ -341,3 +341,11 @@ def test_a_loopback_provider_is_not_told_to_set_a_token():
     assert "TOKEN_LOCAL" not in local.plain and "no token needed" in local.plain
     remote = describe_provider("gemini", ProviderSettings(base_url="https://example.com/v1"), "TOKEN_GEMINI", None)
     assert "set TOKEN_GEMINI in .env" in remote.plain
+
+
+def test_show_counts_only_warnings_and_errors_as_outstanding():
+    from w2c_tui.cli.sessions_cmd import _audit_line
+
+    summary = {"total_events": 5, "by_severity": {"info": 4, "warning": 1}, "by_fallback_type": {"pacing_summary": 4, "x": 1}}
+    line = _audit_line(summary)
+    assert "audit: 1 outstanding (warnings and errors)" in line and "4 info notes" in line

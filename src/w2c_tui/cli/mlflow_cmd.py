@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from w2c_tui.cli.common import add_config_argument, load, path_argument
+from w2c_tui.cli.common import add_config_argument, load, path_argument, positive_int
 from w2c_tui.cli.errors import EXIT_INCOMPLETE, CliError
 from w2c_tui.redaction import scrub
 
@@ -31,11 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _port(text: str) -> int:
     """An argparse type: a TCP port, 1 to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text[:40]!r}") from None
-    if not 1 <= value <= 65535:
+    value = positive_int(text)
+    if value > 65535:
         raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {value}")
     return value
 

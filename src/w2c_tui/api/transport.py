@@ -34,8 +34,8 @@ from aiohttp.http_exceptions import LineTooLong
 from w2c_tui.api.proxy import UnsupportedProxy, proxy_for
 
 KEEPALIVE_SECONDS = 4.0
-# An answer is a few KB; a one-request log-prob echo a few hundred: 64 MiB is ~150 times the
-# largest seen, and what a row may hold at most.
+# An answer is a few KB, an example's log-prob echoes a few hundred (store/trace_rollover.py:
+# 32 MB is ~80 examples): 64 MiB leaves two orders of magnitude, and is what a row may hold at most.
 MAX_ANSWER_BYTES = 64 << 20
 MAX_HEADER_BYTES = 8190  # one header line, aiohttp's and nginx's default
 DECODED = "gzip, deflate"  # the encodings read_bounded inflates, and so the only ones asked for

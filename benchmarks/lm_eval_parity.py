@@ -39,6 +39,18 @@ Usage (from the repository root):
     .venv/bin/python benchmarks/lm_eval_parity.py --server http://127.0.0.1:8000 \
         --tokenizer .cache/models/SmolLM2-135M-Instruct-fp32 --lm-eval-python .cache/lmeval-venv/bin/python --examples 9
 
+With `--official` the comparison is with the paper's protocol itself: lm-eval's
+`simple_evaluate` runs NVIDIA's When2Call task files (`--task-dir`: their yamls and
+`process_docs`, the data path rewritten to the same examples' file; `when2call-nemotron.yaml`,
+which the repository lacks, written from `when2call.yaml`), w2c-tui runs each official format
+(`when2call`, `when2call-<format>`), and per format the table gives the (context, continuation)
+pairs that are the same, the log-likelihoods that differ, and acc, acc_norm, macro F1 and the
+tool hallucination rate (NVIDIA's additional_metrics.py on lm-eval's logged samples) beside
+w2c-tui's `official` block. Stock lm-eval 0.4.13 lacks the `macro_f1` the yamls ask for: the
+worker registers it (per sample (gold, argmax), scikit-learn's macro average).
+
+    .venv/bin/python benchmarks/lm_eval_parity.py --official --examples 300 --lm-eval-python .cache/lmeval-venv/bin/python
+
 `--src DIR` checks another w2c-tui source tree (e.g. `git archive HEAD src | tar -x -C DIR`).
 Exit status: 0 every choice equal, 1 some differ (score or token ids), 2 set-up error.
 """
@@ -76,12 +88,12 @@ class SetupError(Exception):
 # Runs under the lm-eval virtualenv: imports nothing from w2c_tui.
 
 
-def worker(requests_path: str, results_path: str) -> None:
+def local_completions(job: dict):
+    """lm-eval's own `local-completions` model for the job's server, and lm-eval's version."""
     import logging
 
     import lm_eval
     import lm_eval.utils
-    from lm_eval.api.instance import Instance
     from lm_eval.models.openai_completions import LocalCompletionsAPI
 
     logging.getLogger("lm_eval").setLevel(logging.WARNING)
@@ -90,8 +102,6 @@ def worker(requests_path: str, results_path: str) -> None:
         from importlib.metadata import version as dist_version
 
         version = dist_version("lm_eval")
-    job = json.loads(Path(requests_path).read_text())
-
     tokenizer_dir = job.get("tokenizer")
 
     class SimTokenizer(lm_eval.utils.RemoteTokenizer):
@@ -120,6 +130,17 @@ def worker(requests_path: str, results_path: str) -> None:
     )
     # What makes this lm-eval's exact path: its own tokenizer, and token-id prompts.
     assert lm.tokenizer_backend == backend["tokenizer_backend"] and lm.tokenized_requests and lm.backend == "causal"
+    return lm, version
+
+
+def worker(requests_path: str, results_path: str) -> None:
+    from lm_eval.api.instance import Instance
+
+    job = json.loads(Path(requests_path).read_text())
+    if job.get("official"):
+        official_worker(job, results_path)
+        return
+    lm, version = local_completions(job)
     pairs = [(r["context"], r["continuation"]) for r in job["requests"]]
     instances = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
     sent: list[list[int]] = []
@@ -172,6 +193,94 @@ def worker(requests_path: str, results_path: str) -> None:
     if sorted(sent) != sorted(recomputed):
         raise SystemExit("lm-eval sent other prompts than _encode_pair gives on a second call")
     Path(results_path).write_text(json.dumps({"lm_eval_version": version, "seconds": elapsed, "results": out}))
+
+
+def official_tasks(task_dir: Path, data: str, out: Path) -> None:
+    """NVIDIA's task files in `out`, reading `data`; `when2call-nemotron.yaml`, which the
+    repository lacks (utils.py has its process_docs), written from when2call.yaml."""
+    shutil.copy(task_dir / "utils.py", out / "utils.py")
+    shipped = "lm_eval/tasks/when2call/when2call_test_mcq.jsonl"
+    for yaml in sorted(task_dir.glob("when2call*.yaml")):
+        text = yaml.read_text()
+        if shipped not in text:
+            raise SystemExit(f"{yaml}: no data_files line naming {shipped}")
+        (out / yaml.name).write_text(text.replace(shipped, data))
+    default = (out / "when2call.yaml").read_text()
+    (out / "when2call-nemotron.yaml").write_text(
+        default.replace("task: when2call\n", "task: when2call-nemotron\n")
+        .replace("utils.process_docs_default", "utils.process_docs_nemotron")
+    )
+
+
+def official_worker(job: dict, results_path: str) -> None:
+    """lm-eval's `simple_evaluate` on NVIDIA's task files, as the paper's figures were made.
+
+    Stock lm-eval 0.4.13 has no `macro_f1` the yamls name: registered here as a passthrough of
+    (gold, argmax of the log-likelihoods) per sample, which additional_metrics.py reads from
+    the logged samples, aggregated by scikit-learn's macro F1 (labels seen in either).
+    """
+    import importlib.util
+    import tempfile
+
+    import numpy as np
+    from lm_eval import simple_evaluate
+    from lm_eval.api.registry import register_aggregation, register_metric
+    from lm_eval.api.task import ConfigurableTask
+    from lm_eval.tasks import TaskManager
+    from sklearn.metrics import f1_score
+
+    @register_aggregation("macro_f1")
+    def macro_f1_aggregation(items):
+        golds, preds = zip(*items)
+        return f1_score(golds, preds, average="macro")
+
+    @register_metric(metric="macro_f1", higher_is_better=True, output_type="multiple_choice", aggregation="macro_f1")
+    def macro_f1_passthrough(items):
+        return items
+
+    process_results = ConfigurableTask.process_results
+
+    def with_macro_f1(self, doc, results):
+        out = process_results(self, doc, results)
+        if self.OUTPUT_TYPE == "multiple_choice" and "macro_f1" in self._metric_fn_list:
+            out["macro_f1"] = (self.doc_to_target(doc), int(np.argmax([ll for ll, _ in results])))
+        return out
+
+    ConfigurableTask.process_results = with_macro_f1
+    lm, version = local_completions(job)
+    task_dir = Path(tempfile.mkdtemp(prefix="when2call-tasks-", dir=job["work"]))
+    official_tasks(Path(job["task_dir"]), job["data"], task_dir)
+    spec = importlib.util.spec_from_file_location("additional_metrics", Path(job["task_dir"]) / "additional_metrics.py")
+    additional = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(additional)
+
+    started = time.monotonic()
+    evaluated = simple_evaluate(
+        model=lm, tasks=job["tasks"], task_manager=TaskManager(include_path=str(task_dir)), num_fewshot=0,
+        log_samples=True, bootstrap_iters=0,
+    )
+    elapsed = time.monotonic() - started
+    tasks = {}
+    for task in job["tasks"]:
+        samples = sorted(evaluated["samples"][task], key=lambda sample: sample["doc_id"])
+        logged = task_dir / f"samples_{task}.jsonl"  # what --log_samples writes, for NVIDIA's script
+        logged.write_text("".join(json.dumps({"doc": s["doc"], "macro_f1": list(s["macro_f1"])}) + "\n" for s in samples))
+        figures = evaluated["results"][task]
+        tasks[task] = {
+            "acc": figures["acc,none"],
+            "acc_norm": figures["acc_norm,none"],
+            "macro_f1": figures["macro_f1,none"],
+            "tool_hallucination_rate": additional.calculate_hallucination_rate(str(logged), print_rate=False),
+            "samples": [
+                {
+                    "uuid": s["doc"]["uuid"],
+                    "pairs": [list(arguments) for arguments in s["arguments"]],
+                    "loglikelihoods": [float(response[0]) for response in s["filtered_resps"]],
+                }
+                for s in samples
+            ],
+        }
+    Path(results_path).write_text(json.dumps({"lm_eval_version": version, "seconds": elapsed, "tasks": tasks}))
 
 
 # --------------------------------------------------------------------------- w2c-tui side
@@ -363,16 +472,23 @@ def run_lm_eval(
     python: str, folder: Path, root: str, requests: list[dict], *, model: str = MODEL, tokenizer: str | None = None,
     concurrency: int = 1,
 ) -> dict:
+    return run_lm_eval_job(python, folder, {
+        "root": root, "model": model, "seed": API_SEED, "requests": requests, "tokenizer": tokenizer, "concurrency": concurrency,
+    })
+
+
+def run_lm_eval_job(python: str, folder: Path, request: dict) -> dict:
     job = folder / "lm_eval_requests.json"
     out = folder / "lm_eval_results.json"
-    job.write_text(json.dumps({
-        "root": root, "model": model, "seed": API_SEED, "requests": requests, "tokenizer": tokenizer, "concurrency": concurrency,
-    }))
+    job.write_text(json.dumps(request))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # lm-eval's venv alone
+    # The task's json data set is read from our file; nothing is fetched, the cache stays in the work folder.
+    env.update(HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(folder / "hf-datasets"))
     done = subprocess.run(
         [python, str(Path(__file__).resolve()), "--worker", str(job), str(out)],
         capture_output=True,
         text=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # lm-eval's venv alone
+        env=env,
     )
     if done.returncode != 0:
         raise SetupError(f"lm-eval worker ({python}) exited {done.returncode}: {done.stderr.strip()[-600:]}")
@@ -451,6 +567,90 @@ def compare(
     return differing_total + ids_differ_total
 
 
+OFFICIAL_TASKS = Path("/work/shared/when2call/official-task")  # NVIDIA's task files (--task-dir)
+
+
+def w2c_official_block(folder: Path, family: str) -> dict:
+    """The `official` block of w2c-tui's metrics.json for the family's session."""
+    found = sorted((folder / "workdir" / "runs" / f"parity-{family}" / "sessions").glob("*/artifacts_local/mcq_logprob/metrics.json"))
+    if len(found) != 1:
+        raise SetupError(f"{family}: {len(found)} metrics.json files for its session")
+    block = json.loads(found[0].read_text()).get("official")
+    if not block:
+        raise SetupError(f"{found[0]}: no official block (is {family} an official format?)")
+    return block
+
+
+def compare_official(families: list[str], examples: list, w2c: dict, blocks: dict, lm: dict, tolerance: float) -> int:
+    """Per format: the pairs sent, every log-likelihood, and the four figures, w2c-tui's beside lm-eval's."""
+    from w2c_tui.labels import LABELS
+    from w2c_tui.prompts.official import official_pair
+
+    by_uuid = {e.uuid: e for e in examples}
+    print()
+    print(f"| format | examples | same pairs | max abs delta | differ > {tolerance:g} | acc | acc_norm | macro_f1 | tool halluc. |")
+    print("|---|---:|---:|---:|---:|---|---|---|---|")
+    problems = 0
+    for family in families:
+        theirs, ours = lm[family], blocks[family]
+        same_pairs, deltas = 0, []
+        for sample in theirs["samples"]:
+            context, choices = official_pair(by_uuid[sample["uuid"]], family)
+            same_pairs += sample["pairs"] == [[context, choice] for choice in choices]
+            for label, ll in zip(LABELS, sample["loglikelihoods"]):
+                score = w2c[family][(sample["uuid"], label)].get("raw_score")
+                deltas.append(abs((-math.inf if score is None else score) - ll))
+        rate = ours.get("tool_hallucination_rate") or {}
+        # additional_metrics.py says 0.0 where no example is eligible; ours says null (nothing measured)
+        our_rate = rate.get("rate") if rate.get("denominator") else 0.0
+        cells, differ = [], 0
+        for name, mine, other in (
+            ("acc", ours.get("acc"), theirs["acc"]),
+            ("acc_norm", ours.get("acc_norm"), theirs["acc_norm"]),
+            ("macro_f1", ours.get("macro_f1"), theirs["macro_f1"]),
+            ("tool", our_rate, theirs["tool_hallucination_rate"]),
+        ):
+            equal = mine is not None and abs(mine - other) <= 1e-12
+            differ += not equal
+            cells.append(f"{mine:.4f} / {other:.4f}{'' if equal else ' DIFFER'}" if mine is not None else f"– / {other:.4f} DIFFER")
+        far = sum(not d <= tolerance for d in deltas)
+        n = len(theirs["samples"])
+        problems += far + differ + (n - same_pairs) + (n != len(examples))
+        print(f"| {family} | {n} | {same_pairs}/{n} | {max(deltas, default=0.0):.3g} | {far} | " + " | ".join(cells) + " |")
+    print("\n(figures: w2c-tui's official block / lm-eval on NVIDIA's task; tool halluc. out of "
+          f"{rate.get('denominator')} examples in the last format)")
+    return problems
+
+
+def run_official(args, server, folder: Path, model: str, tolerance: float) -> int:
+    """--official: w2c-tui in each official format against lm-eval running NVIDIA's task files, one server."""
+    from w2c_tui.prompts.official import FORMATS
+
+    families = args.families or list(FORMATS)
+    unknown = [f for f in families if f not in FORMATS]
+    if unknown:
+        raise SetupError(f"--official: {unknown[0]!r} is no official format; valid: {', '.join(FORMATS)}")
+    task_dir = Path(args.task_dir)
+    if not (task_dir / "utils.py").exists():
+        raise SetupError(f"{task_dir}: no utils.py; --task-dir names the folder of NVIDIA's task files")
+    examples = shortest_examples(args.examples)
+    data = write_dataset(folder, {e.uuid for e in examples})
+    w2c, blocks = {}, {}
+    for family in families:
+        w2c[family], seconds = run_w2c(folder, server.root, family, data, model, args.concurrency)
+        blocks[family] = w2c_official_block(folder, family)
+        print(f"w2c-tui run {family}: {len(w2c[family])} debug rows in {seconds:.1f}s")
+    job = {
+        "official": True, "root": server.root, "model": model, "seed": API_SEED, "tokenizer": args.tokenizer,
+        "concurrency": 1, "task_dir": str(task_dir.resolve()), "data": str(data), "tasks": families, "work": str(folder),
+    }
+    answer = run_lm_eval_job(args.lm_eval_python, folder, job)
+    if answer["lm_eval_version"] != LM_EVAL_VERSION:
+        raise SetupError(f"lm-eval {answer['lm_eval_version']} in {args.lm_eval_python}; this check pins {LM_EVAL_VERSION}")
+    print(f"lm-eval {answer['lm_eval_version']} simple_evaluate on NVIDIA's tasks: {len(families)} tasks in {answer['seconds']:.1f}s")
+    return compare_official(families, examples, w2c, blocks, answer["tasks"], tolerance)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lm-eval-python", default="/work/lmeval-venv/bin/python", help="python of the lm-eval virtualenv")
@@ -469,6 +669,9 @@ def main() -> int:
     parser.add_argument("--model", help="with --server: the served model name (default: the first GET /v1/models lists)")
     parser.add_argument("--tolerance", type=float, help="largest |score difference| counted equal (default 1e-9, 1e-3 with --server)")
     parser.add_argument("--concurrency", type=int, default=4, help="w2c-tui's max_concurrency (lm-eval sends one request at a time)")
+    parser.add_argument("--official", action="store_true",
+                        help="compare the official formats with lm-eval running NVIDIA's task files (their process_docs, our data)")
+    parser.add_argument("--task-dir", default=str(OFFICIAL_TASKS), help="with --official: the folder of NVIDIA's task files")
     parser.add_argument("--worker", nargs=2, metavar=("REQUESTS", "RESULTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -491,12 +694,13 @@ def main() -> int:
     model = MODEL
     if args.server:
         model = args.model or first_model(args.server)
+    tolerance = args.tolerance if args.tolerance is not None else (1e-3 if args.server else TOLERANCE)
+    if args.server and not args.official:
         from w2c_tui.prompts.families import detect_family
 
         args.families = args.families or [detect_family(model)]
-    tolerance = args.tolerance if args.tolerance is not None else (1e-3 if args.server else TOLERANCE)
     families = args.families or list(FAMILIES)
-    unknown = [f for f in families if f not in FAMILIES]
+    unknown = [f for f in families if f not in FAMILIES] if not args.official else []
     if unknown:
         raise SetupError(f"unknown family {unknown[0]!r}; valid: {', '.join(FAMILIES)}")
     if not Path(args.lm_eval_python).exists():
@@ -511,6 +715,9 @@ def main() -> int:
     folder.mkdir(parents=True, exist_ok=True)
     try:
         print(f"w2c-tui from {Path(w2c_tui.__file__).parent}")
+        if args.official:
+            print(f"{'server' if args.server else 'sim'} {sim.root}, model {model}; work folder {folder}")
+            return 1 if run_official(args, sim, folder, model, tolerance) else 0
         if args.server:
             print(f"server {sim.root}, model {model}, tokenizer {args.tokenizer}; work folder {folder}")
             examples = shortest_examples(args.examples)

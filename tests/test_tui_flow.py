@@ -133,7 +133,9 @@ async def test_launch_monitor_browse_trace_compare(workspace):
         assert len(trace.query(".pipeline-section")) == 2
         await pilot.press("n")
         await wait_for(pilot, lambda: trace.uuid != first)
-        await pilot.press("escape", "escape")
+        await pilot.press("escape", "escape")  # the trace, then the session: back where it was opened
+        await wait_for(pilot, lambda: isinstance(app.screen, MonitorScreen))
+        await pilot.press("3")
         await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
         # -- the Sessions browser lists both sessions under the run key ------------------

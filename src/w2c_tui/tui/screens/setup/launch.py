@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.markup import escape
 from textual.widgets import Button, Static
@@ -29,37 +29,8 @@ def readiness_markup(
     failed_checks: Mapping[str, list[str]] | None = None,
     test_error: str = "",
     config_name: str = "config.toml",
-    unsaved: Sequence[str] = (),
 ) -> str:
-    """Textual markup for the status line; `failed_checks` is provider -> names of its failed
-    checks, `unsaved` the config keys changed since the last save (said after the state)."""
-    return _state_markup(
-        field_errors,
-        dataset_error=dataset_error,
-        config_error=config_error,
-        failed_checks=failed_checks,
-        test_error=test_error,
-        config_name=config_name,
-    ) + unsaved_markup(unsaved)
-
-
-def unsaved_markup(keys: Sequence[str]) -> str:
-    """` · 2 changes since save: judge_model, target_temperature` (the first three named)."""
-    if not keys:
-        return ""
-    named = ", ".join(keys[:3]) + (f", +{len(keys) - 3}" if len(keys) > 3 else "")
-    return f" [$warning]· {len(keys)} change{'s' if len(keys) > 1 else ''} since save: {escape(named)}[/]"
-
-
-def _state_markup(
-    field_errors: int,
-    *,
-    dataset_error: str,
-    config_error: str,
-    failed_checks: Mapping[str, list[str]] | None,
-    test_error: str,
-    config_name: str,
-) -> str:
+    """Textual markup for the status line; `failed_checks` is provider -> names of its failed checks."""
     if field_errors:
         # Short: the status line shares 80 columns with the three buttons.
         return f"[$error]⚠ {field_errors} field{'s' if field_errors > 1 else ''} to fix[/]"
@@ -80,16 +51,36 @@ def _state_markup(
     return f"[$success]✓ ready[/]{note}"
 
 
-class LaunchBar(Horizontal):
-    def __init__(self) -> None:
-        super().__init__(id="setup-actions")
+def unsaved_markup(keys: Sequence[str]) -> str:
+    """`2 changes since save: judge_model, target_temperature` (the first four named)."""
+    if not keys:
+        return ""
+    named = ", ".join(keys[:4]) + (f", +{len(keys) - 4}" if len(keys) > 4 else "")
+    return f"[$warning]{len(keys)} change{'s' if len(keys) > 1 else ''} since save:[/] {escape(named)}"
+
+
+class LaunchBar(Vertical):
+    """What changed since the last save (a line of its own, shown while there is a change: at
+    80 columns the status beside the buttons has ~28), then the status and the buttons."""
+
+    DEFAULT_CSS = """
+    LaunchBar { height: auto; }
+    LaunchBar #setup-changes { height: auto; padding: 0 1; background: $panel; }
+    """
 
     def compose(self) -> ComposeResult:
-        yield Static(id="setup-status")
-        yield Button("Save config", id="save", compact=True)
-        yield Button("Check judge", id="check-judge", compact=True, tooltip="the judge labels every reference answer (w2c-tui judge-check)")
-        yield Button("▶ Launch", id="launch", variant="success", compact=True)
+        changes = Static(id="setup-changes")
+        changes.display = False
+        yield changes
+        with Horizontal(id="setup-actions"):
+            yield Static(id="setup-status")
+            yield Button("Save config", id="save", compact=True)
+            yield Button("Check judge", id="check-judge", compact=True, tooltip="the judge labels every reference answer (w2c-tui judge-check)")
+            yield Button("▶ Launch", id="launch", variant="success", compact=True)
 
-    def show_readiness(self, field_errors: int, **why: object) -> None:
-        """The status line; `why` as `readiness_markup` takes it."""
+    def show_readiness(self, field_errors: int, *, unsaved: Sequence[str] = (), **why: object) -> None:
+        """The status line (`why` as `readiness_markup` takes it) and the changes since the last save."""
         self.query_one("#setup-status", Static).update(Content.from_markup(readiness_markup(field_errors, **why)))  # type: ignore[arg-type]
+        changes = self.query_one("#setup-changes", Static)
+        changes.update(Content.from_markup(unsaved_markup(unsaved)))
+        changes.display = bool(unsaved)

@@ -126,6 +126,9 @@ def test_a_two_gigabyte_frame_is_refused_at_the_stated_bound_without_a_memory_er
     assert damage and "inflates past 128 MB (the bound on one member)" in damage and "mcq.jsonl.zst" in damage
     index = CallIndex.build(trace_of(packed_session))
     assert index.damaged == damage and index.n_lines > 0  # the calls before it are all there
+    data = SessionData.load(packed_session)
+    [trace] = data.trace(data.rows.rows[0].uuid).pipelines
+    assert trace.calls and trace.calls_damaged == damage  # the Trace screen's line under the calls
     code, out, _ = run_cli(capsys, "show", str(packed_session))
     assert code == 0 and f"trace: {damage}" in out
 

@@ -16,6 +16,11 @@ calls go to the `.zst`). Readers take the `.gz`, the `.zst`, the segments in ord
 
 A line a crash left in a plain file after it was packed is known by its hash (`line_id`; a
 compact record carries it as `cid`): readers and the next packing skip it.
+
+Every read is bounded: a member inflates to at most `members.MAX_MEMBER_BYTES`, a plain
+line is read up to `MAX_LINE_BYTES`, and a part that is not a regular file is not opened
+for reading at all; what is left unread is said in one line (`trace_damage`,
+`CallIndex.damaged`), with the file and the bound.
 """
 
 from __future__ import annotations
@@ -130,8 +135,9 @@ class _PackedFile:
 
 
 def _open(path: Path, refused: list[str] | None = None) -> BinaryIO | None:
-    """`path` opened when it is a regular file (through links); None when absent, or when it is
-    not one (a FIFO, a device: then said in `refused`, never waited on)."""
+    """`path` opened when it is a regular file (through links); None when absent. One that is
+    not (a FIFO, a device) is never waited on: said in `refused` (then None), or NotRegularFile
+    raised without it."""
     try:
         return open_regular(path)
     except FileNotFoundError:

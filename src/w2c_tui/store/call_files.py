@@ -18,8 +18,8 @@ A line a crash left in a plain file after it was packed is known by its hash (`l
 compact record carries it as `cid`): readers and the next packing skip it.
 
 Every read is bounded: a member inflates to at most `members.MAX_MEMBER_BYTES`, a plain
-line is read up to `MAX_LINE_BYTES`, and a part that is not a regular file is not opened
-for reading at all; what is left unread is said in one line (`trace_damage`,
+line is read up to `MAX_LINE_BYTES`, and a part that is not a regular file (opened without
+blocking, checked once open) is not read; what is left unread is said in one line (`trace_damage`,
 `CallIndex.damaged`), with the file and the bound.
 """
 

@@ -49,9 +49,11 @@ SEGMENT_MARK = ".seg"  # + six digits after `<exp>.jsonl`
 # most this much besides the example itself, and zstd sees ten-odd chat records at once
 # instead of one (one example per frame would pack them ~2x larger).
 MEMBER_BYTES = 64 << 10
-# One call record (a line of a plain file); a longer line is not read (said), and a file holding
-# one is not packed. Members are bounded by `members.MAX_MEMBER_BYTES`.
-MAX_LINE_BYTES = 64 << 20
+# One call record (a line of a plain file): twice the largest answer the transport takes
+# (`api.transport.MAX_ANSWER_BYTES`, 64 MB), kept verbatim in its record beside the request. A
+# longer line is not read (said), and a file holding one is not packed. At most
+# `members.MAX_MEMBER_BYTES`: the packer gives a line that large a frame of its own.
+MAX_LINE_BYTES = MAX_MEMBER_BYTES
 _MEMBER_CACHE = 8
 _CACHE_BYTES = 64 << 20  # and at most this much of them (but the last), whatever their sizes
 _CID = re.compile(rb'"' + CID.encode() + rb'":"([0-9a-f]{16})"(?:,"ckept":true)?\}\s*$')  # at a compact record's end

@@ -509,7 +509,8 @@ def list_sessions(workdir: Path, *, warm: bool = False) -> list[SessionInfo]:
                 if info is None:
                     info = read_session(session_dir, use_summary=True)
                     _summarise(info)
-                    summary_file.remove_leftovers_of(session_dir)
+                    if not info.earlier:  # never a write in the earlier suite's folders
+                        summary_file.remove_leftovers_of(session_dir)
                 info = _warmed(info) if warm else info
                 if info.summary_inputs is not None:
                     with _LISTED_LOCK:

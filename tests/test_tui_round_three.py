@@ -359,3 +359,18 @@ async def test_f6_jumps_from_panel_to_panel_and_is_in_the_footer(folder):
         await pilot.press("f6")  # in a text field too: f6 is no text
         assert setup.query_one("#run-panel") in app.focused.ancestors
         assert setup.query_one("#target").value == "sim-small"
+
+
+async def test_the_editor_tells_a_loopback_provider_no_token_is_needed(folder):
+    app = W2cApp("config.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await setup_ready(app, pilot)
+        editor = await open_editor(app, pilot)
+        hint = editor.query_one("#field-token_env .field-hint")
+        assert "no token needed (loopback)" in str(hint.render())
+        url = editor.query_one("#p-base_url")
+        url.value = "http://[::1"  # half typed: no crash, no loopback
+        await pilot.pause()
+        url.value = "https://api.example.org/v1"
+        await pilot.pause()
+        assert "put TOKEN_MAIN=… in .env" in str(hint.render())

@@ -22,6 +22,16 @@ from w2c_tui.tui.widgets.form_field import FormField
 from w2c_tui.tui.widgets.marked import MarkedCheckbox
 
 
+def _loopback(url: str) -> bool:
+    """Whether the URL being typed names this machine (a half-typed `http://[::1` is not)."""
+    from w2c_tui.api.providers import is_loopback_url
+
+    try:
+        return is_loopback_url(url)
+    except ValueError:
+        return False
+
+
 @dataclass
 class ProviderEdit:
     old_name: str | None
@@ -127,14 +137,17 @@ class ProviderEditor(ModalScreen[ProviderEdit | None]):
     def _show_token_hint(self) -> None:
         values = self._read()
         variable = self._variable(values)
-        message = (
-            f"[$success]✓ {variable} is set[/]" if self.environ.get(variable) else f"[$warning]put {variable}=… in .env[/]"
-        )
+        if self.environ.get(variable):
+            message = f"[$success]✓ {variable} is set[/]"
+        elif _loopback(values.base_url.strip()):  # as the Providers panel says: requests go without one
+            message = f"[dim]no token needed (loopback); {variable} is sent if set[/]"
+        else:
+            message = f"[$warning]put {variable}=… in .env[/]"
         self.query_one("#field-token_env .field-hint", Static).update(message)
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
-        if event.input.id in ("p-name", "p-token_env"):
+        if event.input.id in ("p-name", "p-token_env", "p-base_url"):
             self._show_token_hint()
 
     @on(Button.Pressed, "#cancel")

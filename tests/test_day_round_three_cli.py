@@ -53,6 +53,29 @@ def test_ctrl_c_as_the_first_session_ends_names_the_second_and_exits_1(sim, tmp_
     assert out.count("/sessions/") == 2
 
 
+def test_ctrl_c_mid_session_names_the_model_it_stopped_and_the_one_never_started(sim, tmp_path, capsys, monkeypatch):
+    from w2c_tui.engine.runner import SessionRunner
+
+    finalize = SessionRunner._finalize
+
+    def ctrl_c_then_finalize(self, pipeline, progress):  # the first pipeline to end, as the user presses Ctrl+C
+        if not getattr(ctrl_c_then_finalize, "sent", False):
+            ctrl_c_then_finalize.sent = True
+            self.cancel()
+            os.kill(os.getpid(), signal.SIGINT)
+        return finalize(self, pipeline, progress)
+
+    monkeypatch.setattr(SessionRunner, "_finalize", ctrl_c_then_finalize)
+    config = sim_config(tmp_path, sim)
+    code = main(["--config", str(config), "run", "--model", "ma", "--model", "mb", "--only", "mcq", "--only", "llm_judge", "--run-key", "k2"])
+    out, err = capsys.readouterr()
+    assert code == 1, err
+    assert "mb not started" in err and "to resume: w2c-tui --config" in err
+    for line in err.splitlines():  # a pipeline the interrupt stopped is named with its model
+        if " cancelled: " in line:
+            assert line.startswith("w2c-tui: ma "), line
+
+
 # -- 4. a standalone `w2c-tui sim` as the provider: every summary says [SIMULATED] ------------
 
 

@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
                         if pipeline.last_failure
                         else f"{pipeline.failed} example(s) could not be obtained (see audit events)"
                     )
-                print(f"w2c-tui: {name} {pipeline.status}: {reason}", file=sys.stderr)
+                # Named with its model: with several, "mcq cancelled" alone does not say whose.
+                print(f"w2c-tui: {outcome.plan.target_model} {name} {pipeline.status}: {reason}", file=sys.stderr)
     for plan in not_started:
         print(f"{plan.target_model}  session {plan.fingerprint}  run {plan.paths.run_key}  not started")
         print(

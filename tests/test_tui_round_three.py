@@ -69,6 +69,7 @@ async def test_enter_on_the_default_checkbox_applies_and_changes_nothing(folder)
         await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
         assert app.workspace.loaded.settings.providers["main"].default is True
         assert not app.workspace.unsaved_setup
+        assert any("provider main unchanged" in str(n.message) for n in app._notifications)
         await pilot.press("ctrl+s")
         await pilot.pause(0.3)
     assert (folder / "config.toml").read_text() == CONFIG  # nothing the user did not change

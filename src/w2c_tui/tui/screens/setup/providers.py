@@ -96,6 +96,12 @@ class ProvidersPanel(Vertical):
     def _edited(self, edit) -> None:
         if edit is None:
             return
+        if edit.old_name == edit.name and self.workspace.loaded.settings.providers.get(edit.name) == edit.provider:
+            if edit.save:
+                self.post_message(self.Changed(save=True))
+            else:
+                self.notify(f"provider {edit.name} unchanged", timeout=3)
+            return
         providers = dict(self.workspace.loaded.settings.providers)
         if edit.old_name and edit.old_name != edit.name:
             providers.pop(edit.old_name, None)

@@ -372,3 +372,13 @@ def test_show_counts_only_warnings_and_errors_as_outstanding():
     summary = {"total_events": 5, "by_severity": {"info": 4, "warning": 1}, "by_fallback_type": {"pacing_summary": 4, "x": 1}}
     line = _audit_line(summary)
     assert "audit: 1 outstanding (warnings and errors)" in line and "4 info notes" in line
+
+
+def test_show_says_a_resumes_estimate_is_the_last_launchs():
+    from w2c_tui.report.usage_text import session_usage_lines
+
+    estimate = {"requests": 0, "seconds": 0.5, "resumed_examples": {"mcq": 6}}
+    total = {"requests": 6, "prompt_tokens": 600, "completion_tokens": 6}
+    lines = session_usage_lines({"estimate": estimate, "total": total, "seconds": 1.0})
+    assert any("a resume: examples already on disk mcq 6" in line for line in lines), lines
+    assert not any("resume" in line for line in session_usage_lines({"estimate": {"requests": 6}, "total": total}))

@@ -87,7 +87,20 @@ def session_usage_lines(summary: dict[str, Any]) -> list[str]:
         lines.extend(f"    {name:<18} {est:>12} {act:>12}" for name, est, act in rows)
     elif summary.get("estimate"):
         lines.append(f"  estimate at launch: {estimate_text(summary['estimate'])}")
+    resumed = resumed_note(summary.get("estimate"))
+    if resumed:
+        lines.append(f"    {resumed}")
     return lines
+
+
+def resumed_note(estimate: dict[str, Any] | None) -> str:
+    """Why an estimate can be below the actual: it is the last launch's, a resume that skipped
+    the examples on disk, while the actual counts every launch."""
+    resumed = (estimate or {}).get("resumed_examples")
+    if not isinstance(resumed, dict) or not resumed:
+        return ""
+    on_disk = ", ".join(f"{name} {n:,}" for name, n in resumed.items() if isinstance(n, int))
+    return f"(estimated for the last launch, a resume: examples already on disk {on_disk}; the actual counts every launch)"
 
 
 def pipeline_usage_line(metrics: dict[str, Any] | None) -> str | None:

@@ -20,6 +20,7 @@ from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.text_entry import TextInput
 from w2c_tui.tui.widgets.lazy_rows import LazyRows
+from w2c_tui.tui.widgets.marked import MarkedCheckbox
 from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 
 ANY = "__any__"
@@ -122,8 +123,8 @@ class ExampleBrowser(Vertical):
                 id="filter-predicted",
                 compact=True,
             )
-            yield Checkbox("wrong", id="filter-wrong", compact=True)
-            yield Checkbox("fallback", id="filter-fallback", compact=True)
+            yield MarkedCheckbox("wrong", id="filter-wrong", compact=True)
+            yield MarkedCheckbox("fallback", id="filter-fallback", compact=True)
             # A short placeholder: the whole row fits in 80 columns; the tooltip says what is searched.
             yield TextInput(placeholder="/ search", id="example-search", compact=True, tooltip="search the uuid or the question")
         yield RowList(id="example-rows")

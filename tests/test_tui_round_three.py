@@ -3,6 +3,7 @@ that match the numbers, and keys that go where you expect. Driven with Textual's
 
 from __future__ import annotations
 
+import json
 import tomllib
 
 import pytest
@@ -303,7 +304,9 @@ async def test_compare_e_exports_the_comparison_table(tmp_path, monkeypatch):
         await pilot.pause(0.1)
         table = next(exports.glob("*-comparison.md")).read_text()
         assert "| pipeline | n | acc A→B | Δ acc | 95% CI | Δ F1 | 95% CI | McNemar |" in table
-        assert "| mcq | 12 |" in table and "B − A" in table
+        assert "| mcq | 12 |" in table and "# Comparison: B − A" in table
+        document = json.loads(next(exports.glob("*-comparison.json")).read_text())
+        assert document["session_b"]["target_model"] == "qwen3-32b" and document["pipelines"]["mcq"]["n_common"] == 12
         note = list(app._notifications)[-1]
         assert note.title == "Exported" and "comparison.md" in str(note.message)
 

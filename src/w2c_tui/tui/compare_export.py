@@ -26,7 +26,7 @@ def comparison_markdown(pair: PairComparison, a: SessionInfo, b: SessionInfo, *,
         return "| " + " | ".join(one_line(c).replace("|", "\\|") for c in cells) + " |"
 
     rows = paired_rows(pair, name=str)
-    lines = [f"# {SIGN}", ""]
+    lines = [f"# Comparison: {SIGN}", ""]
     for side, info in (("A", a), ("B", b)):
         simulated = " (simulated)" if info.simulated else ""
         lines.append(f"- {side}: {one_line(info.target_model)}{simulated}, {one_line(info.run_key)}/{info.fingerprint}")
@@ -42,10 +42,22 @@ def comparison_markdown(pair: PairComparison, a: SessionInfo, b: SessionInfo, *,
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
+def _session(info: SessionInfo) -> dict[str, object]:
+    """Which session A (or B) is: the comparison's own JSON names them only `A` and `B`."""
+    return {
+        "target_model": info.target_model,
+        "run_key": info.run_key,
+        "fingerprint": info.fingerprint,
+        "folder": str(info.paths.root),
+        "simulated": info.simulated,
+    }
+
+
 def write_comparison(folder: Path, stem: str, pair: PairComparison, a: SessionInfo, b: SessionInfo, *, seed: int) -> list[Path]:
     """<folder>/<stem>-comparison.md and .json."""
     folder = Path(folder)
-    document = json.dumps(pair.to_json(), indent=2, ensure_ascii=False) + "\n"
+    sessions = {f"session_{side}": _session(info) for side, info in (("a", a), ("b", b))}
+    document = json.dumps({**sessions, **pair.to_json()}, indent=2, ensure_ascii=False) + "\n"
     return [
         write_atomic(folder / f"{stem}-comparison.md", comparison_markdown(pair, a, b, seed=seed)),
         write_atomic(folder / f"{stem}-comparison.json", document),

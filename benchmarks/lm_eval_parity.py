@@ -588,17 +588,19 @@ def compare_official(families: list[str], examples: list, w2c: dict, blocks: dic
 
     by_uuid = {e.uuid: e for e in examples}
     print()
-    print(f"| format | examples | same pairs | max abs delta | differ > {tolerance:g} | acc | acc_norm | macro_f1 | tool halluc. |")
-    print("|---|---:|---:|---:|---:|---|---|---|---|")
+    print(f"| format | examples | same pairs | boundary merges | max abs delta | differ > {tolerance:g} | acc | acc_norm "
+          "| macro_f1 | tool halluc. |")
+    print("|---|---:|---:|---:|---:|---:|---|---|---|---|")
     problems = 0
     for family in families:
         theirs, ours = lm[family], blocks[family]
-        same_pairs, deltas = 0, []
+        same_pairs, deltas, merges = 0, [], 0
         for sample in theirs["samples"]:
             context, choices = official_pair(by_uuid[sample["uuid"]], family)
             same_pairs += sample["pairs"] == [[context, choice] for choice in choices]
             for label, ll in zip(LABELS, sample["loglikelihoods"]):
-                score = w2c[family][(sample["uuid"], label)].get("raw_score")
+                row = w2c[family][(sample["uuid"], label)]
+                score, merges = row.get("raw_score"), merges + bool(row.get("boundary_merge"))
                 deltas.append(abs((-math.inf if score is None else score) - ll))
         rate = ours.get("tool_hallucination_rate") or {}
         # additional_metrics.py says 0.0 where no example is eligible; ours says null (nothing measured)
@@ -616,7 +618,7 @@ def compare_official(families: list[str], examples: list, w2c: dict, blocks: dic
         far = sum(not d <= tolerance for d in deltas)
         n = len(theirs["samples"])
         problems += far + differ + (n - same_pairs) + (n != len(examples))
-        print(f"| {family} | {n} | {same_pairs}/{n} | {max(deltas, default=0.0):.3g} | {far} | " + " | ".join(cells) + " |")
+        print(f"| {family} | {n} | {same_pairs}/{n} | {merges} | {max(deltas, default=0.0):.3g} | {far} | " + " | ".join(cells) + " |")
     print("\n(figures: w2c-tui's official block / lm-eval on NVIDIA's task; tool halluc. out of "
           f"{rate.get('denominator')} examples in the last format)")
     return problems

@@ -30,12 +30,9 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import httpx
-
 from w2c_tui.api.client import ApiClient
 from w2c_tui.api.attempt import exchange, server_words
-from w2c_tui.api.proxy import proxy_for
-from w2c_tui.api.transport import AiohttpSender, Sender, Timeouts, shared_tls
+from w2c_tui.api.transport import AiohttpSender, Sender, Timeouts
 from w2c_tui.api.providers import MissingTokenError, ProviderSettings, auth_headers, endpoint_url
 from w2c_tui.api.retry import (
     ApiError,
@@ -383,8 +380,7 @@ async def _list_models_once(sender: Sender, base_url: str, deadline: float) -> M
     headers = outcome.headers or {}
     listing = ModelListing(status=outcome.status, content_type=headers.get("content-type", ""))
     if outcome.status != 200:
-        words = server_words(outcome.content)
-        listing.reason = f"HTTP {outcome.status}" + (f": {words[:120]}" if words else "")
+        listing.reason = _status_reason(outcome.status, outcome.content)
         listing.cause = outcome.retry_cause
         return listing
     if "json" not in listing.content_type.lower():
@@ -395,6 +391,12 @@ async def _list_models_once(sender: Sender, base_url: str, deadline: float) -> M
     else:
         listing.models = sorted(model_ids(outcome.data))
     return listing
+
+
+def _status_reason(status: int, content: bytes | None) -> str:
+    """"HTTP 401: <the start of the server's words>", for a status other than 200."""
+    words = server_words(content)
+    return f"HTTP {status}" + (f": {words[:120]}" if words else "")
 
 
 @dataclass
@@ -413,11 +415,6 @@ class ProbeResult:
         return "  ".join(f"{'✓' if c.ok else '✗'} {name}" for name, c in self.checks.items())
 
 
-def _reason(response: httpx.Response) -> str:
-    text = response.text.strip().replace("\n", " ")
-    return f"HTTP {response.status_code}" + (f": {text[:120]}" if text else "")
-
-
 async def probe_provider(
     name: str, base_url: str, token: str | None, model: str | None, *, timeout: float = 8.0
 ) -> ProbeResult:
@@ -431,7 +428,6 @@ async def probe_provider(
 
 async def _connection(name: str, base_url: str, token: str | None, model: str | None, timeout: float) -> ProbeResult:
     result = ProbeResult(name)
-    headers = auth_headers(token)
     base = base_url.rstrip("/")
     listing = await list_models(base, token, timeout=timeout)
     failure = listing.unreachable or listing.unreadable
@@ -441,37 +437,37 @@ async def _connection(name: str, base_url: str, token: str | None, model: str | 
         for check in CHECKS[1:]:
             result.checks[check] = Check(False, "not tried: server unreachable")
         return result
-    # The proxy of the run's own rule (api/proxy.py), not httpx's reading of the environment.
-    proxy = proxy_for(base)
-    async with httpx.AsyncClient(timeout=timeout, verify=shared_tls(), headers=headers, proxy=proxy, trust_env=False) as client:
-        if listing.ok:
-            result.models = listing.models
-            result.checks["models"] = Check(True, f"{len(result.models)} models")
-        else:
-            result.checks["models"] = Check(False, listing.reason)
+    if listing.ok:
+        result.models = listing.models
+        result.checks["models"] = Check(True, f"{len(result.models)} models")
+    else:
+        result.checks["models"] = Check(False, listing.reason)
 
-        model = model or (result.models[0] if result.models else None)
-        if model is None:
-            for check in CHECKS[1:]:
-                result.checks[check] = Check(False, "no model to try")
-            return result
-        chat, capabilities = await asyncio.gather(
-            _chat(client, base, model), _capabilities(name, base_url, token, model, timeout)
-        )
-        result.checks["chat"] = chat
-        result.checks.update(capabilities)
+    model = model or (result.models[0] if result.models else None)
+    if model is None:
+        for check in CHECKS[1:]:
+            result.checks[check] = Check(False, "no model to try")
+        return result
+    chat, capabilities = await asyncio.gather(
+        _chat(base, token, model, timeout), _capabilities(name, base_url, token, model, timeout)
+    )
+    result.checks["chat"] = chat
+    result.checks.update(capabilities)
     return result
 
 
-async def _chat(client: httpx.AsyncClient, base: str, model: str) -> Check:
+async def _chat(base: str, token: str | None, model: str, timeout: float) -> Check:
+    """A one-token chat through the run's own transport (its proxy rule, TLS context and
+    whole-attempt deadline), so a test that passes is one the run's calls pass too."""
     body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1, "temperature": 0}
+    sender = AiohttpSender(auth_headers(token), Timeouts(connect=timeout, read=timeout), max_connections=1)
     try:
-        response = await client.post(f"{base}/chat/completions", json=body)
-    except httpx.HTTPError as exc:
-        return Check(False, type(exc).__name__)
-    if response.status_code != 200:
-        return Check(False, _reason(response))
-    return Check(True, model)
+        outcome = await exchange(sender, "POST", endpoint_url(base, "/chat/completions"), body, True, timeout)
+    finally:
+        await sender.aclose()
+    if outcome.status is not None and outcome.status != 200:
+        return Check(False, _status_reason(outcome.status, outcome.content))
+    return Check(False, outcome.error) if outcome.error else Check(True, model)
 
 
 async def _capabilities(name: str, base_url: str, token: str | None, model: str, timeout: float) -> dict[str, Check]:

@@ -21,7 +21,7 @@ import functools
 import os
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -185,6 +185,17 @@ def _declared_too_large(headers: Mapping[str, str]) -> bool:
     return length.isdigit() and int(length) > MAX_ANSWER_BYTES
 
 
+Progress = Callable[[int, int], None]
+
+
+async def _counted(chunks: AsyncIterator[bytes], declared: int, progress: Progress) -> AsyncIterator[bytes]:
+    received = 0
+    async for chunk in chunks:
+        received += len(chunk)
+        progress(received, declared)
+        yield chunk
+
+
 class AiohttpSender:
     """One provider's connections: at most `max_connections`, with its headers on every request."""
 
@@ -221,7 +232,9 @@ class AiohttpSender:
                 raise PermanentTransportError(str(exc)) from None
         return self._proxies[url]
 
-    async def send(self, method: str, url: str, content: bytes | None) -> Reply:
+    async def send(self, method: str, url: str, content: bytes | None, progress: Progress | None = None) -> Reply:
+        """One request, no redirect followed; `progress(received, declared)` after each piece of
+        the body as it came (declared: its content-length, 0 when none), for a download's bar."""
         proxy = self._proxy(url)
         session = self._session or self._open(url)
         self._session = session
@@ -230,7 +243,10 @@ class AiohttpSender:
                 if _declared_too_large(response.headers):
                     raise answer_too_large()
                 encoding = response.headers.get("content-encoding", "")
-                return Reply(response.status, response.headers, await read_bounded(response.content.iter_any(), encoding))
+                chunks = response.content.iter_any()
+                if progress is not None:
+                    chunks = _counted(chunks, response.content_length or 0, progress)
+                return Reply(response.status, response.headers, await read_bounded(chunks, encoding))
         except aiohttp.ClientError as exc:
             raise _as_httpx(exc) from exc
 

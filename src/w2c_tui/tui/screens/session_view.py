@@ -48,6 +48,7 @@ from w2c_tui.tui.widgets.metric_table import (
     class_f1,
     comparison_markup,
     hallucination_markup,
+    official_markup,
     per_class_markup,
     render_rows,
     stability_markup,
@@ -139,6 +140,7 @@ class SessionViewScreen(Screen):
             return [
                 VerticalScroll(
                     Static(id="metrics-summary"),
+                    ItemLine(id="official-summary"),  # the paper's figures beside ours (official formats only)
                     Static(id="usage-summary"),  # actual usage beside the launch's estimate
                     picker,
                     Horizontal(per_class, matrix, id="metrics-detail"),
@@ -260,6 +262,10 @@ class SessionViewScreen(Screen):
                 + "".join(f"\n[$warning]{escape(name)} refused:[/] [dim]{escape(why)}[/]" for name, why in info.refused.items())
             )
         )
+        official = self.query_one("#official-summary", ItemLine)
+        markup = official_markup(info.summary_pipelines(), short=self.size.width < 100)
+        official.show(markup)
+        official.display = bool(markup)
         usage = self.query_one("#usage-summary", Static)
         markup = usage_markup({p.exp_name: p.metrics.document if p.metrics else None for p in info.pipelines}, info.manifest_json)
         usage.update(Content.from_markup(markup))

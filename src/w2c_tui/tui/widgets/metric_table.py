@@ -7,7 +7,16 @@ from typing import Any
 from textual.markup import escape
 
 from w2c_tui.labels import LABELS
-from w2c_tui.session.models import AuditSummary, ClassScores, ComparedMetric, Interval, Metrics, Rate, as_metrics
+from w2c_tui.session.models import (
+    AuditSummary,
+    ClassScores,
+    ComparedMetric,
+    Interval,
+    Metrics,
+    OfficialFigures,
+    Rate,
+    as_metrics,
+)
 from w2c_tui.report.numbers import NONE, ratio
 from w2c_tui.tui.formatting import STATUS_COLOUR, label, short_exp
 
@@ -29,6 +38,11 @@ def _ci(metrics: Metrics, key: str) -> str:
     ci = metrics.interval(key)
     if ci is None and key == "accuracy":
         ci = _judge_check_interval(metrics)
+    return _interval_text(ci)
+
+
+def _interval_text(ci: Interval | None) -> str:
+    """` (.40–.57)`, or "" without both ends."""
     if ci is None or ci.low is None or ci.high is None:
         return ""
     return f" ({ratio(ci.low)}–{ratio(ci.high)})"
@@ -207,3 +221,60 @@ def _number(value: Any) -> str:
 def class_f1(metrics: Metrics | dict[str, Any] | None) -> list[float]:
     m = as_metrics(metrics)
     return [float(m.class_scores(name).f1 or 0.0) for name in LABELS]
+
+
+# -- the paper's figures (docs/metrics.md §17): an official-format mcq_logprob's `official` block --------
+OFFICIAL_TITLE = "official (NVIDIA lm-eval task)"
+
+
+def official_of(metrics: Metrics | dict[str, Any] | None) -> OfficialFigures | None:
+    """The pipeline's `official` block when it scored anything, else None."""
+    block = as_metrics(metrics).official
+    return block if block is not None and block.n else None
+
+
+def official_cells(o: OfficialFigures) -> dict[str, tuple[str, str]]:
+    """Each official figure as (value, what goes with it): a proportion with 3 decimals (the
+    paper's one decimal in percent) and its bootstrap interval; the tool hallucination rate with
+    k/n and Wilson's interval (its n is small); n with the rows left out."""
+    rate = o.tool_hallucination_rate
+    wilson = Interval.of(rate.ci95) if rate is not None and isinstance(rate.ci95, dict) else None
+    k_of_n = f"{rate.numerator}/{rate.denominator}" if rate is not None and rate.denominator is not None else NONE
+    return {
+        "n": (str(o.n), f"({o.n_unscored} unscored left out)" if o.n_unscored else ""),
+        "acc": (ratio(o.acc, 3), _interval_text(o.acc_ci95).strip()),
+        "acc_norm": (ratio(o.acc_norm, 3), _interval_text(o.acc_norm_ci95).strip()),
+        "macro F1": (ratio(o.macro_f1, 3), _interval_text(o.macro_f1_ci95).strip()),
+        "3-class F1": (ratio(o.macro_f1_no_direct, 3), ""),
+        "tool halluc.": (ratio(rate.rate if rate else None, 3), f"{k_of_n} Wilson{_interval_text(wilson)}"),
+    }
+
+
+def official_markup(pipelines: list[tuple[str, str, Metrics | dict[str, Any] | None]], *, short: bool = False) -> str:
+    """The paper's figures of each pipeline that has them, beside our summary table ("" for a
+    session in our own formats). Items are joined by three spaces (ItemLine wraps between them)."""
+    blocks = []
+    for exp_name, _status, metrics in pipelines:
+        o = official_of(metrics)
+        if o is None:
+            continue
+        cells = {key: f"[b]{value}[/b]" + (f" [dim]{detail}[/]" if detail else "") for key, (value, detail) in official_cells(o).items()}
+        name = short_exp(exp_name) if short else exp_name
+        unscored = f"   [$warning]{o.n_unscored} unscored (string fallback) left out[/]" if o.n_unscored else ""
+        blocks.append(
+            f"[b]{OFFICIAL_TITLE}[/b]   [dim]{escape(name)} · {escape(o.family or NONE)} · n[/] [b]{o.n}[/b]{unscored}\n"
+            f"acc {cells['acc']}   acc_norm {cells['acc_norm']}   macro F1 {cells['macro F1']} 3-class {cells['3-class F1']}"
+            f"   tool halluc. {cells['tool halluc.']}"
+        )
+    return "\n".join(blocks)
+
+
+def official_compare_rows(a: Metrics | dict[str, Any] | None, b: Metrics | dict[str, Any] | None) -> list[list[str]]:
+    """Header plus a row per official figure, A's and B's side by side (each session's own
+    figures: not paired, no Δ); [] unless both have the block."""
+    first, second = official_of(a), official_of(b)
+    if first is None or second is None:
+        return []
+    cells_a, cells_b = official_cells(first), official_cells(second)
+    joined = [" ".join(filter(None, cell)) for cell in cells_a.values()], [" ".join(filter(None, cell)) for cell in cells_b.values()]
+    return [["official", "A", "B"], *([name, a_cell, b_cell] for name, a_cell, b_cell in zip(cells_a, *joined))]

@@ -51,6 +51,7 @@ from w2c_tui.session import kinds
 from w2c_tui.session.models import Interval, Metrics, Rate, as_metrics
 from w2c_tui.session.reader import SessionInfo
 from w2c_tui.session.rows import SessionRows
+from w2c_tui.store.temporary import remove_leftovers, temporary_path
 
 FORMATS = ("md", "csv", "latex", "json")
 EXPORTS_FOLDER = "exports"
@@ -415,8 +416,9 @@ def write_atomic(path: Path, text: str) -> Path:
     where `safe_target` allows it (ExportError otherwise)."""
     path = safe_target(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temporary_path(path)
     tmp.unlink(missing_ok=True)  # a leftover of a killed export of this pid (never followed: unlink takes the link)
+    remove_leftovers(path)  # a killed export's of another pid
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:

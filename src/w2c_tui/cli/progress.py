@@ -69,8 +69,12 @@ def _limits(snap: Snapshot) -> str:
 
 # What an answer the judge left unlabelled does to the figures, per pipeline (engine/finalize._UNUSABLE,
 # docs/metrics.md):
-# llm_judge forces cannot_answer; judge_check leaves it out of every figure.
-_FORCED = "they count as cannot_answer, so part of the figures is that fallback's"
+# llm_judge leaves it out (n_unreadable_labels) unless judge_unreadable_as = "cannot_answer";
+# judge_check leaves it out of every figure. Both ask the judge again on the next run.
+_FORCED = (
+    "they are left out of the figures (n_unreadable_labels; cannot_answer where judge_unreadable_as says so) "
+    "and judged again by the next run"
+)
 _UNLABELLED_COUNT = {"judge_check": "they are left out of every figure (n_unlabelled), which cover the labelled ones only"}
 
 

@@ -31,8 +31,11 @@ def metric_detail_lines(metrics: Metrics | dict[str, Any]) -> list[str]:
     m = as_metrics(metrics)
     if not m.scored:
         return []
+    from w2c_tui.metrics.compute import unreadable_text
+
     lines = []
-    n = m.n_obtained if m.has("n_obtained") else m.n_total
+    # n_total: what the figures are over (the answers obtained, less any unreadable judge labels left out)
+    n = m.n_total if m.has("n_unreadable_labels") or not m.has("n_obtained") else m.n_obtained
     ci = m.accuracy_ci95 or m.macro_f1_ci95
     if ci:
         lines.append(
@@ -53,6 +56,9 @@ def metric_detail_lines(metrics: Metrics | dict[str, Any]) -> list[str]:
             cells.append(f"{title} {shown(value)} (n {shown(n)})")
     if cells:
         lines.append(f"{INDENT}{'halluc.':<9} " + "  ".join(cells))
+    unreadable = unreadable_text(m.document)
+    if unreadable:
+        lines.append(f"{INDENT}{'judge':<9} {unreadable}")
     return lines + official_lines(m)
 
 

@@ -207,6 +207,11 @@ class PipelineSettings(Section):
     judge_max_tokens: int = Field(default=256, ge=1, le=MAX_TOKENS_MAX)
     mcq_max_tokens: int = Field(default=8, ge=1, le=MAX_TOKENS_MAX)
     target_native_tools: bool = False
+    # What a judge label that could not be read (after the repair) counts as in llm_judge and its
+    # sweeps: left out of every figure, or cannot_answer as the earlier suite scored it (for
+    # comparability with it). Not in the fingerprint: the rows are the same either way, only
+    # metrics.json differs, and a resume under the other rule recomputes it (docs/metrics.md §1).
+    judge_unreadable_as: Literal["left_out", "cannot_answer"] = "left_out"
 
     def enabled(self) -> list[str]:
         # A kind without a do_<name> key runs only when chosen by name (--only).

@@ -9,10 +9,11 @@ from typing import Any
 
 from w2c_tui.data import Example
 from w2c_tui.metrics import compute_metrics
-from w2c_tui.metrics.compute import INVALID_LABEL
+from w2c_tui.metrics.compute import INVALID_LABEL, LEFT_OUT, UNREADABLE_RULE_KEY
 from w2c_tui.metrics.official import official_figures
 from w2c_tui.prompts.official import official_family
-from w2c_tui.session.kinds import MCQ_LOGPROB, kind_of
+from w2c_tui.pipelines.judging import label_unreadable
+from w2c_tui.session.kinds import LLM_JUDGE, MCQ_LOGPROB, is_sweep, kind_of, method_of
 from w2c_tui.store.audit import AuditLog, read_events, summarize
 from w2c_tui.session.models import Metrics
 from w2c_tui.store.jsonl import read_keyed, write_json_atomic
@@ -35,14 +36,27 @@ def metrics_for(
     audit: AuditLog | None,
     *,
     seed: int,
+    unreadable_as: str = LEFT_OUT,
 ) -> dict[str, Any]:
-    """metrics.json of one pipeline; coercions become audit events (once per UUID and type)."""
+    """metrics.json of one pipeline; coercions become audit events (once per UUID and type).
+
+    `unreadable_as` ([pipelines] judge_unreadable_as) is what a row whose judge label could
+    not be read counts as, for the kinds whose labels a judge gives (`unreadable_label`)."""
     kind = kind_of(exp_name)
     emit = _metrics_emitter(audit) if audit is not None else None
     if emit is not None and kind is not None and not kind.predicts_labels:
         emit = _without(INVALID_LABEL, emit)  # a preference tie has no label: no coercion to audit
     predictions = {uuid: label_of(row) for uuid, row in rows.items()}
-    metrics = compute_metrics(examples, predictions, on_event=emit, bootstrap_seed=seed)
+    judged = judge_labelled(exp_name)
+    unreadable = {uuid for uuid, row in rows.items() if unreadable_label(exp_name, row)}
+    metrics = compute_metrics(
+        examples,
+        predictions,
+        on_event=emit,
+        bootstrap_seed=seed,
+        unreadable=unreadable,
+        unreadable_as=unreadable_as if judged else None,
+    )
     metrics["exp_name"] = exp_name
     if kind is None:
         return metrics
@@ -61,6 +75,8 @@ def metrics_for(
         metrics[key] = sum(1 for r in rows.values() if counts(r))
     if kind.summary is not None:
         wanted = {e.uuid for e in examples}
+        if unreadable_as == LEFT_OUT:  # a sweep's rows with an unreadable run, like the headline's
+            wanted -= unreadable
         obtained = [row for uuid, row in rows.items() if uuid in wanted]
         if obtained:  # no row obtained: no summary metric either
             summary = kind.summary(obtained)
@@ -159,28 +175,57 @@ def audit_label_conflicts(primary: Path, label_of, audit: AuditLog, settled=lamb
     return emitted
 
 
-def metrics_stale(paths: SessionPaths, exp_name: str, rows: dict[str, dict[str, Any]], label_of) -> bool:
+def metrics_stale(
+    paths: SessionPaths, exp_name: str, rows: dict[str, dict[str, Any]], label_of, unreadable_as: str = LEFT_OUT
+) -> bool:
     """Whether metrics.json is missing, unusable or does not describe these rows (then finalize again)."""
     stored, _why = read_document(paths.metrics_file(exp_name))
     if stored is None or check_metrics(stored)[1]:
         return True
     kind = kind_of(exp_name)
+    if judge_labelled(exp_name) and stored.get(UNREADABLE_RULE_KEY) != unreadable_as:
+        return True  # written under the other rule (or before there was one)
     check_labels = kind is not None and kind.summary is None
-    if kind is not None and kind.summary is not None and rows and stored.get(ROWS_SHA256) != rows_sha256(list(rows.values())):
-        return True  # the summary's figures are of other rows (edited since, or written before the digest)
+    if kind is not None and kind.summary is not None and rows:
+        scored = [r for r in rows.values() if unreadable_as != LEFT_OUT or not unreadable_label(exp_name, r)]
+        if stored.get(ROWS_SHA256) != rows_sha256(scored):
+            return True  # the summary's figures are of other rows (edited since, or written before the digest)
+    if unreadable_as == LEFT_OUT:  # the figures count the readable labels only; compare those
+        rows = {u: r for u, r in rows.items() if not unreadable_label(exp_name, r)}
+        left_out = stored.get("n_unreadable_labels")
+        if isinstance(stored.get("n_obtained"), int) and isinstance(left_out, int):
+            stored = {**stored, "n_obtained": stored["n_obtained"] - left_out}
     return disagreement(stored, [label_of(row) for row in rows.values()], check_labels=check_labels) is not None
 
 
-# What a judge gave when it gave nothing usable, per kind: judge_check leaves the label out,
-# llm_judge forces cannot_answer (whose accuracy would then be the fallback's, not the model's).
+def judge_labelled(exp_name: str) -> bool:
+    """Whether a judge gives this pipeline's labels: llm_judge and its stability sweeps (whose
+    metrics.json then says which rule counted the unreadable ones). judge_check has its own
+    figures (metrics/judge_check.py), which leave an unlabelled answer out too."""
+    return method_of(exp_name) == LLM_JUDGE.name
+
+
+def unreadable_label(exp_name: str, row: dict[str, Any]) -> bool:
+    """Whether the judge's label of this primary row could not be read (after the repair): an
+    llm_judge row so marked, or a sweep row one of whose runs is."""
+    if not judge_labelled(exp_name):
+        return False
+    if is_sweep(exp_name):
+        runs = row.get("n_unreadable_runs")
+        return isinstance(runs, int) and runs > 0
+    return label_unreadable(row)
+
+
+# What a judge gave when it gave nothing usable, per kind; the figures leave it out (llm_judge:
+# unless judge_unreadable_as asks for the earlier suite's cannot_answer).
 _UNUSABLE = {
     "judge_check": (
-        "predicted_label", None, "gave no usable label for any of the {n:,} reference answers, so it cannot be validated"
+        lambda row: row.get("predicted_label") is None,
+        "gave no usable label for any of the {n:,} reference answers, so it cannot be validated",
     ),
     "llm_judge": (
-        "judge_fallback_to_cannot_answer", True,
-        "gave no readable label for any of the {n:,} answers (each was forced to cannot_answer), so the figures "
-        "measure that fallback, not the model",
+        label_unreadable,
+        "gave no readable label for any of the {n:,} answers, so nothing could be scored",
     ),
 }
 
@@ -190,8 +235,8 @@ def unusable_labels(exp_name: str, rows: dict[str, dict[str, Any]]) -> int:
     rule = _UNUSABLE.get(exp_name)
     if rule is None:
         return 0
-    key, unusable, _ = rule
-    return sum(row.get(key) is unusable for row in rows.values())
+    unusable, _ = rule
+    return sum(1 for row in rows.values() if unusable(row))
 
 
 def unusable_judge(exp_name: str, rows: dict[str, dict[str, Any]], judge_model: str) -> str | None:
@@ -199,7 +244,7 @@ def unusable_judge(exp_name: str, rows: dict[str, dict[str, Any]], judge_model: 
     rule = _UNUSABLE.get(exp_name)
     if rule is None or not rows or unusable_labels(exp_name, rows) < len(rows):
         return None
-    _, _, what = rule
+    _, what = rule
     return (
         f"the judge '{judge_model}' {what.format(n=len(rows))}; "
         "check judge_model and judge_max_tokens (the judge's replies are in the trace), then run again"

@@ -133,7 +133,10 @@ class SessionRunner:
             if (
                 not pending
                 and is_done(self.plan.paths, pipeline.exp_name)
-                and not metrics_stale(self.plan.paths, pipeline.exp_name, planned_rows, pipeline.label_of)
+                and not metrics_stale(
+                    self.plan.paths, pipeline.exp_name, planned_rows, pipeline.label_of,
+                    self.loaded.settings.pipelines.judge_unreadable_as,
+                )
             ):
                 progress.status = COMPLETE
                 return
@@ -265,6 +268,7 @@ class SessionRunner:
             pipeline.label_of,
             pipeline.ctx.audit,
             seed=self.loaded.settings.run.api_seed,
+            unreadable_as=self.loaded.settings.pipelines.judge_unreadable_as,
         )
         own = {u: r for u, r in rows.items() if u in wanted}
         progress.forced_labels = unusable_labels(pipeline.exp_name, own)

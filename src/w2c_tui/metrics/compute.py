@@ -3,14 +3,17 @@
 Headline metrics are computed over the answers **obtained**: an example we could not
 obtain (the API failed, the run was cancelled) is not a prediction and is left out, and
 `n_obtained` / `n_planned` say how many were scored. A model's invalid answer is a
-prediction: it is coerced to `cannot_answer`, counted and audited. The earlier suite's
-convention (missing counted as `cannot_answer`) stays available under
+prediction: it is coerced to `cannot_answer`, counted and audited. A label the judge gave
+unreadably (`llm_judge` and its sweeps) is no prediction of the model either: it is counted in
+`n_unreadable_labels` and left out, or, where the user asks for comparability with the earlier
+suite (`judge_unreadable_as = "cannot_answer"`), scored as `cannot_answer` as that suite did.
+The earlier suite's convention (missing counted as `cannot_answer`) stays available under
 `missing_as_cannot_answer`, for comparison only.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Mapping, Sequence
 
 from w2c_tui.data.when2call import Example
 from w2c_tui.labels import FALLBACK_LABEL
@@ -24,6 +27,12 @@ EventSink = Callable[[str, str, dict[str, Any]], None]
 MISSING_PREDICTION = "missing_prediction_uuid"
 INVALID_LABEL = "invalid_label_coercion_to_cannot_answer"
 
+# What becomes of a label the judge gave unreadably ([pipelines] judge_unreadable_as).
+LEFT_OUT = "left_out"  # out of every figure, counted: the model's answer was never labelled
+UNREADABLE_RULES = (LEFT_OUT, FALLBACK_LABEL)  # FALLBACK_LABEL: the earlier suite's rule, for comparison
+#: metrics.json key: the rule the unreadable judge labels were counted by (judge-labelled kinds only)
+UNREADABLE_RULE_KEY = "judge_unreadable_as"
+
 def compute_metrics(
     examples: Sequence[Example],
     predictions: Mapping[str, str | None],
@@ -31,36 +40,55 @@ def compute_metrics(
     on_event: EventSink | None = None,
     bootstrap_seed: int = 0,
     n_boot: int = 1000,
+    unreadable: AbstractSet[str] = frozenset(),
+    unreadable_as: str | None = None,
 ) -> dict[str, Any]:
     """Score `predictions` (uuid -> label) against `examples`; JSON types only.
 
     An example whose UUID is not in `predictions` was not obtained: it is left out of the
     headline and reported as `missing_prediction_uuid` through `on_event`. A prediction
     that is present but not one of the four labels is coerced to `cannot_answer` and
-    reported as `invalid_label_coercion_to_cannot_answer`. Predictions for UUIDs that are
-    not in `examples` are ignored. With no answer obtained the headline keys are absent.
+    reported as `invalid_label_coercion_to_cannot_answer`. An example in `unreadable` (its
+    judge label could not be read; the judge's own event audits it) is obtained but left out
+    of the headline, or scored as `cannot_answer` when `unreadable_as` says so; a kind whose
+    labels come from no judge passes `unreadable_as=None` and gets neither key. Predictions
+    for UUIDs that are not in `examples` are ignored. With nothing scored the headline keys
+    are absent.
     """
-    obtained: list[Example] = []
+    if unreadable_as not in (None, *UNREADABLE_RULES):
+        raise ValueError(f"unknown rule for unreadable judge labels {unreadable_as!r}")
+    scored: list[Example] = []
     gold: list[str] = []
     pred: list[str] = []
-    n_invalid = 0
+    n_invalid = n_obtained = n_unreadable = 0
     for example in examples:
         if example.uuid not in predictions:
             _emit(on_event, MISSING_PREDICTION, example, {"excluded_from_headline": True, "missing_as_cannot_answer": FALLBACK_LABEL})
             continue
-        label, coerced = _prediction_for(example, predictions[example.uuid], on_event)
-        n_invalid += coerced
-        obtained.append(example)
+        n_obtained += 1
+        if example.uuid in unreadable:
+            n_unreadable += 1
+            if unreadable_as != FALLBACK_LABEL:
+                continue
+            label = FALLBACK_LABEL
+        else:
+            label, coerced = _prediction_for(example, predictions[example.uuid], on_event)
+            n_invalid += coerced
+        scored.append(example)
         gold.append(example.correct_answer)
         pred.append(label)
 
-    n_planned, n_obtained = len(examples), len(obtained)
-    result: dict[str, Any] = {"n_planned": n_planned, "n_obtained": n_obtained, "n_total": n_obtained}
-    if n_obtained:
-        result.update(_headline(obtained, gold, pred, bootstrap_seed=bootstrap_seed, n_boot=n_boot))
+    n_planned = len(examples)
+    # n_total: what every headline figure (and its interval) is computed over.
+    result: dict[str, Any] = {"n_planned": n_planned, "n_obtained": n_obtained, "n_total": len(scored)}
+    if scored:
+        result.update(_headline(scored, gold, pred, bootstrap_seed=bootstrap_seed, n_boot=n_boot))
     result["n_missing_predictions"] = n_planned - n_obtained
     result["n_invalid_labels"] = n_invalid
-    result["missing_as_cannot_answer"] = _missing_as_cannot_answer(examples, gold, pred, obtained)
+    if unreadable_as is not None:
+        result["n_unreadable_labels"] = n_unreadable
+        result[UNREADABLE_RULE_KEY] = unreadable_as
+    result["missing_as_cannot_answer"] = _missing_as_cannot_answer(examples, gold, pred, scored)
     return result
 
 
@@ -85,10 +113,11 @@ def _headline(examples: Sequence[Example], gold: list[str], pred: list[str], *, 
 
 
 def _missing_as_cannot_answer(
-    examples: Sequence[Example], gold: list[str], pred: list[str], obtained: list[Example]
+    examples: Sequence[Example], gold: list[str], pred: list[str], scored: list[Example]
 ) -> dict[str, Any]:
-    """The earlier suite's convention: every planned example scored, missing ones as cannot_answer."""
-    have = {e.uuid for e in obtained}
+    """The earlier suite's convention: every planned example scored, missing ones (and those
+    whose judge label could not be read) as cannot_answer."""
+    have = {e.uuid for e in scored}
     missing = [e for e in examples if e.uuid not in have]
     all_gold = gold + [e.correct_answer for e in missing]
     all_pred = pred + [FALLBACK_LABEL] * len(missing)
@@ -130,3 +159,16 @@ def coverage_text(metrics: dict[str, Any] | None) -> str:
     if planned is None:
         return "–"
     return f"{obtained}/{planned} obtained"
+
+
+def unreadable_text(metrics: dict[str, Any] | None) -> str | None:
+    """What became of the labels the judge gave unreadably, with the n the figures are over;
+    None when there were none (or the kind has no judge labels)."""
+    m = metrics or {}
+    n, rule, scored = m.get("n_unreadable_labels"), m.get(UNREADABLE_RULE_KEY), m.get("n_total")
+    if not isinstance(n, int) or n <= 0:
+        return None
+    over = f" (n = {scored:,})" if isinstance(scored, int) else ""
+    if rule == FALLBACK_LABEL:
+        return f"{n:,} answers the judge did not label readably: scored as cannot_answer, as the earlier suite did{over}"
+    return f"{n:,} answers the judge did not label readably: left out{over}"

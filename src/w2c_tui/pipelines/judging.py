@@ -6,11 +6,20 @@ import json
 from typing import Any
 
 from w2c_tui.data import Example
-from w2c_tui.labels import FALLBACK_LABEL
 from w2c_tui.pipelines.context import PipelineContext
 from w2c_tui.prompts.judge import build_judge_messages, build_judge_repair_messages
 from w2c_tui.prompts.parsing import parse_judge_output
 from w2c_tui.prompts.system import build_target_messages, openai_tools
+
+#: judge_parse_path of a row whose judge label could not be read (the earlier suite wrote "fallback")
+UNREADABLE_PATH = "unreadable"
+
+
+def label_unreadable(decision: dict[str, Any]) -> bool:
+    """Whether a judge decision (a judge_decisions row) has no readable label: neither the
+    judge's reply nor its repair could be read. Rows of the earlier suite say so by the same
+    field (their predicted_label holds the cannot_answer they fell back to)."""
+    return decision.get("judge_fallback_to_cannot_answer") is True
 
 
 async def generate_target(ctx: PipelineContext, example: Example, *, temperature: float, seed: int) -> dict[str, Any]:
@@ -53,9 +62,13 @@ def response_text(content: str | None, tool_calls: list[dict[str, Any]] | None) 
 
 
 async def judge_response(ctx: PipelineContext, example: Example, response: str, *, seed: int) -> dict[str, Any]:
-    """Ask the judge for a label; one repair request; then fall back to cannot_answer.
+    """Ask the judge for a label; one repair request; then the label is unreadable.
 
-    Returns the judge_decisions fields (guide §11.1) and emits the audit events of §10.1.
+    Returns the judge_decisions fields (guide §11.1) and emits the audit events of §10.1. An
+    unreadable label is its own outcome: `predicted_label` is None and the earlier suite's
+    `judge_fallback_to_cannot_answer` is true (the field marks it, under the name that suite's
+    rows have); whether the metrics leave it out or score it as cannot_answer is decided there
+    (`[pipelines] judge_unreadable_as`, docs/metrics.md §1), not in the row.
     """
     pipes = ctx.settings.pipelines
     judge = ctx.judge_model
@@ -109,11 +122,11 @@ async def judge_response(ctx: PipelineContext, example: Example, response: str, 
         predicted_label=second.label,
     )
     if second.label is None:
-        decision.update(predicted_label=FALLBACK_LABEL, judge_fallback_to_cannot_answer=True, judge_parse_path="fallback")
-        ctx.audit.emit(
+        decision.update(predicted_label=None, judge_fallback_to_cannot_answer=True, judge_parse_path=UNREADABLE_PATH)
+        ctx.audit.emit(  # the earlier suite's event name; the label is unreadable, not cannot_answer
             "judge_json_parse_failed_second_fallback_to_cannot_answer",
             uuid=example.uuid,
             stage="judge_parse",
-            details={"error": second.error, "raw_preview": second_raw[:300]},
+            details={"error": second.error, "raw_preview": second_raw[:300], "label": None},
         )
     return decision

@@ -7,7 +7,7 @@ from typing import Any
 from w2c_tui.data import Example
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.context import PipelineContext
-from w2c_tui.pipelines.judging import generate_target, judge_response
+from w2c_tui.pipelines.judging import generate_target, judge_response, label_unreadable
 from w2c_tui.prompts.judge import build_judge_messages
 from w2c_tui.prompts.system import build_target_messages
 from w2c_tui.session import kinds
@@ -29,14 +29,19 @@ class LlmJudgePipeline(Pipeline):
         """One run of a stability sweep: a fresh answer at the sweep's temperature, judged."""
         target = await generate_target(ctx, example, temperature=temperature, seed=seed)
         decision = await judge_response(ctx, example, target["raw_text"], seed=seed)
-        return decision["predicted_label"], {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"]}
+        aux = {"target_text": target["raw_text"], "judge_raw": decision["judge_raw"], "label_unreadable": label_unreadable(decision)}
+        return decision["predicted_label"], aux
 
     @staticmethod
     def sweep_fields(aux: list[dict[str, Any]]) -> dict[str, Any]:
-        """What a sweep's row keeps of its runs: every answer and every verdict."""
+        """What a sweep's row keeps of its runs: every answer, every verdict, and which runs'
+        verdicts could not be read (the metrics leave such a row out, docs/metrics.md §1)."""
+        unreadable = [bool(a.get("label_unreadable")) for a in aux]
         return {
             "run_target_texts": [a["target_text"] for a in aux],
             "run_judge_raw_outputs": [a["judge_raw"] for a in aux],
+            "run_labels_unreadable": unreadable,
+            "n_unreadable_runs": sum(unreadable),
         }
 
     @staticmethod
@@ -46,7 +51,7 @@ class LlmJudgePipeline(Pipeline):
         return sum(len(m.get("content") or "") for m in messages)
 
     def prepare(self, pending: list[Example]) -> None:
-        # A target answer written before a crash is judged again, not regenerated.
+        # A target answer written before a crash, or judged unreadably, is judged again, not regenerated.
         self._answers = self.checkpoint(TARGET_RESPONSES)
 
     async def evaluate(self, example: Example) -> dict[str, Any]:
@@ -64,4 +69,12 @@ class LlmJudgePipeline(Pipeline):
 
     @staticmethod
     def label_of(row: dict[str, Any]) -> str | None:
-        return row.get("predicted_label")
+        # None when the judge's label could not be read (an earlier suite's row holds the
+        # cannot_answer it fell back to there): the metrics apply judge_unreadable_as.
+        return None if label_unreadable(row) else row.get("predicted_label")
+
+    @staticmethod
+    def settled(row: dict[str, Any]) -> bool:
+        """An answer whose judge label could not be read is judged again by the next run (its
+        judge may have been fixed since); the target's answer is kept, not asked again."""
+        return not label_unreadable(row)

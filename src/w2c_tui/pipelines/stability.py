@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 from w2c_tui.data import Example
+from w2c_tui.labels import FALLBACK_LABEL
 from w2c_tui.metrics import stability_row
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.catalog import method_class
@@ -48,7 +49,11 @@ class StabilityPipeline(Pipeline):
         except BaseExceptionGroup as failed:
             raise failed.exceptions[0] from None
         results = [run.result() for run in runs]
-        labels = [label for label, _ in results]
+        # A run whose judge label could not be read enters the row's figures as the earlier
+        # suite scored it (cannot_answer, audited by its judge event, not as a coercion); the
+        # method's `n_unreadable_runs` marks the row, which the metrics leave out unless
+        # [pipelines] judge_unreadable_as = "cannot_answer" (docs/metrics.md §1).
+        labels = [FALLBACK_LABEL if extra.get("label_unreadable") else label for label, extra in results]
         aux = [extra for _, extra in results]
 
         def coerced(run: int, original: object) -> None:

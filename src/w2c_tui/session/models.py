@@ -214,6 +214,10 @@ class Metrics(Document):
     n_examples: int | None = None
     n_missing_predictions: int | None = None
     n_invalid_labels: int | None = None
+    # llm_judge and its sweeps: labels the judge gave unreadably, and the rule that counted them
+    # ("left_out": out of every figure, n_total = the rest; "cannot_answer": the earlier suite's)
+    n_unreadable_labels: int | None = None
+    judge_unreadable_as: str | None = None
     n_string_fallback: int | None = None
     n_lcp_split: int | None = None
     complete: bool | None = None

@@ -199,3 +199,24 @@ async def test_the_connection_tests_chat_says_a_status_with_the_servers_words(se
     server = serve(provider_answers(lambda: [head(404, {"content-type": "application/json", "content-length": str(len(words))}), words]))
     result = await probe_provider("wrong", server.base_url, None, "m", timeout=2.0)
     assert result.checks["chat"].detail.startswith("HTTP 404: ") and "not served here" in result.checks["chat"].detail
+
+
+# -- an export's leftover temporary file -----------------------------------------------------------
+
+
+def test_an_export_removes_a_killed_exports_temporary_file(tmp_path):
+    import os
+
+    from w2c_tui.analysis.export import write_atomic
+
+    target = tmp_path / "table.md"
+    dead = tmp_path / ".table.md.999999999.tmp"  # no such process
+    dead.write_text("half a table")
+    os.utime(dead, (time.time() - 3600,) * 2)
+    live = tmp_path / f".table.md.{os.getppid()}.tmp"  # a live writer's, just begun: kept
+    live.write_text("being written")
+    other = tmp_path / ".notes.md.999999999.tmp"  # another file's
+    other.write_text("x")
+    write_atomic(target, "| a |\n")
+    assert target.read_text() == "| a |\n"
+    assert not dead.exists() and live.exists() and other.exists()

@@ -37,7 +37,7 @@ from w2c_tui.session.reader import SessionInfo
 from w2c_tui.session.data import SessionData
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
-from w2c_tui.tui.widgets.metric_table import render_rows
+from w2c_tui.tui.widgets.metric_table import OFFICIAL_TITLE, official_compare_rows, render_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.row_list import Column, RowList
 from w2c_tui.tui.workspace import Workspace
@@ -107,6 +107,21 @@ def pair_notes(pair: PairComparison) -> list[str]:
                 f"[dim]{name}: invalid labels scored as cannot_answer: {entry.n_coerced_a} in A, {entry.n_coerced_b} in B[/]"
             )
     return notes
+
+
+def official_lines(a: SessionInfo, b: SessionInfo, *, full: bool) -> list[str]:
+    """The paper's figures of each pipeline both sessions have them for (docs/metrics.md §17),
+    A's and B's side by side: each session's own figures, not paired (no Δ); the intervals when `full`."""
+    lines = []
+    theirs = {p.exp_name: p.metrics for p in b.pipelines}
+    for pipeline in a.pipelines:
+        rows = official_compare_rows(pipeline.metrics, theirs.get(pipeline.exp_name), full=full)
+        if rows:
+            lines.append(
+                f"[b]{OFFICIAL_TITLE}[/b] [dim]{escape(short_exp(pipeline.exp_name))} · side by side, not paired (no Δ)[/]"
+            )
+            lines.append(render_rows(rows, status_column=None))
+    return lines
 
 
 def per_class_line(entry: PairedPipeline) -> str:
@@ -266,6 +281,7 @@ class CompareScreen(Screen):
         rows = paired_rows(pair)
         tables = narrow_tables(rows) if narrow else [rows]
         lines = [header, *(render_rows(table, status_column=None) for table in tables), *pair_notes(pair)]
+        lines += official_lines(a, b, full=self.size.width >= 120)  # intervals need the width
         self._metrics_markup = "\n".join(lines)
         pipeline = self.query_one("#compare-pipeline", Select)
         with self.prevent(Select.Changed):

@@ -272,12 +272,23 @@ def official_markup(pipelines: list[tuple[str, str, Metrics | dict[str, Any] | N
     return "\n".join(blocks)
 
 
-def official_compare_rows(a: Metrics | dict[str, Any] | None, b: Metrics | dict[str, Any] | None) -> list[list[str]]:
-    """Header plus a row per official figure, A's and B's side by side (each session's own
-    figures: not paired, no Δ); [] unless both have the block."""
-    first, second = official_of(a), official_of(b)
-    if first is None or second is None:
+def official_compare_rows(
+    a: Metrics | dict[str, Any] | None, b: Metrics | dict[str, Any] | None, *, full: bool = True
+) -> list[list[str]]:
+    """Header plus a row for A and one for B: each session's own official figures side by side
+    (not paired, no Δ); [] unless both have the block. `full` adds the intervals and writes the
+    format's whole name (a narrow screen drops its `when2call-`)."""
+    blocks = official_of(a), official_of(b)
+    if blocks[0] is None or blocks[1] is None:
         return []
-    cells_a, cells_b = official_cells(first), official_cells(second)
-    joined = [" ".join(filter(None, cell)) for cell in cells_a.values()], [" ".join(filter(None, cell)) for cell in cells_b.values()]
-    return [["official", "A", "B"], *([name, a_cell, b_cell] for name, a_cell, b_cell in zip(cells_a, *joined))]
+    rows = [["", "format", "n", "acc", "acc_norm", "macro F1", "3-class", "tool halluc."]]
+    for side, o in zip("AB", blocks):
+        cells = official_cells(o)
+        family = o.family or NONE
+        if full:
+            figures = [" ".join(filter(None, cell)) for cell in cells.values()]
+        else:  # the values, the rate's k/n kept (its n is small)
+            figures = [value for value, _ in cells.values()]
+            figures[-1] += " " + cells["tool halluc."][1].split(" ")[0]
+        rows.append([side, family if full else family.removeprefix("when2call-"), *figures])
+    return rows

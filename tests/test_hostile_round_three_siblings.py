@@ -220,3 +220,35 @@ def test_an_export_removes_a_killed_exports_temporary_file(tmp_path):
     write_atomic(target, "| a |\n")
     assert target.read_text() == "| a |\n"
     assert not dead.exists() and live.exists() and other.exists()
+
+
+# -- show --json carries the notes show prints --------------------------------------------------------
+
+
+def shown_notes(capsys, root) -> tuple[list[str], list[str]]:
+    """(the note and trace lines `show` prints, the `notes` of `show --json`), for the mcq pipeline."""
+    assert main(["show", str(root)]) == 0
+    out = capsys.readouterr().out
+    printed = [line.strip().removeprefix("note: ") for line in out.splitlines() if line.strip().startswith(("note: ", "trace: "))]
+    assert main(["show", str(root), "--json"]) == 0
+    return printed, json.loads(capsys.readouterr().out)["pipelines"]["mcq"]["notes"]
+
+
+def test_show_json_names_the_garbage_lines_of_a_checkpoint_and_a_damaged_trace(tmp_path, capsys):
+    from w2c_tui.store.call_files import pack_calls, packed_path
+    from w2c_tui.store.layout import MCQ_PREDICTIONS, SessionPaths
+    from w2c_tui.testing.synthetic_session import write_session
+
+    root = write_session(tmp_path / "w", n_examples=6, pipelines=("mcq",)).root
+    paths = SessionPaths(root)
+    assert shown_notes(capsys, root) == ([], [])
+    primary = paths.checkpoint_file("mcq", MCQ_PREDICTIONS)
+    lines = primary.read_text().splitlines(keepends=True)
+    primary.write_text("".join(lines[:2]) + "garbage, not a row\n" + "".join(lines[2:]))
+    pack_calls(paths.calls_file("mcq"))
+    packed = packed_path(paths.calls_file("mcq"))
+    packed.write_bytes(packed.read_bytes()[: packed.stat().st_size // 2])
+    for _ in range(2):  # the second read finds the summary the first wrote: the same notes, once each
+        printed, notes = shown_notes(capsys, root)
+        assert notes == printed and len(notes) == 2, (printed, notes)
+        assert notes[0].startswith("mcq_predictions.jsonl line 3: not a JSON row") and notes[1].startswith("trace: ")

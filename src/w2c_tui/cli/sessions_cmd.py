@@ -102,13 +102,22 @@ def _trace_damage(p) -> str | None:
 
 def _pipeline_json(p) -> dict:
     obtained, planned = p.metrics.coverage if p.metrics else (None, None)
+    damage = _trace_damage(p)
     document = {
         "status": p.status, "n_obtained": obtained, "n_planned": planned, "audit": p.audit_summary,
-        "trace_damaged": _trace_damage(p),
+        "trace_damaged": damage, "notes": _notes(p, damage),
     }
     if p.earlier:
         document.update(stored_metrics=p.stored, comparison=[row.document for row in p.comparison])
     return document
+
+
+def _notes(p, damage: str | None) -> list[str]:
+    """The notes `show` prints under the pipeline, in its words: checkpoint lines that are no
+    row, figures shown recomputed, a call trace that cannot be read whole."""
+    p.rows  # noqa: B018 - reading the checkpoint notes the lines that are no row
+    notes = list(dict.fromkeys(p.notes))  # a fresh summary's notes, and the same found again
+    return notes + ([f"trace: {damage}"] if damage else [])
 
 
 def show(args: argparse.Namespace) -> int:

@@ -67,6 +67,16 @@ PREFERENCE = tuple(
     f"preference_{key}" for key in ("win_rate", "se", "ci95_low", "ci95_high", "ties", "position_consistency", "label_agreement")
 )
 
+# An official-format mcq_logprob's `official` block (the paper's figures, docs/metrics.md §17),
+# flat; empty for every other pipeline. JSON rows also carry the block itself, as metrics.json has it.
+OFFICIAL_INTERVALS = ("acc", "acc_norm", "macro_f1")
+OFFICIAL = (
+    "official_family", "official_n", "official_n_unscored",
+    *(f"official_{key}{part}" for key in OFFICIAL_INTERVALS for part in ("", "_ci95_low", "_ci95_high")),
+    "official_macro_f1_no_direct",
+    *(f"official_tool_hallucination_{part}" for part in ("rate", "numerator", "denominator", "ci95_low", "ci95_high")),
+)
+
 #: columns of the metrics table, in order (JSON keys, CSV header)
 SUMMARY_COLUMNS = (
     "run_key", "fingerprint", "target_model", "simulated", "pipeline", "status", "n_obtained", "n_planned", "n_scored",
@@ -78,6 +88,7 @@ SUMMARY_COLUMNS = (
     *(f"{name}_hallucination_{part}" for name, _ in HALLUCINATIONS for part in ("rate", "numerator", "denominator")),
     *STABILITY,
     *PREFERENCE,
+    *OFFICIAL,
 )
 
 
@@ -119,6 +130,7 @@ def summary_records(infos: Sequence[SessionInfo]) -> list[dict[str, Any]]:
             for key in STABILITY:
                 record[key] = getattr(m, key)
             record.update(_preference(m))
+            record.update(_official(m))
             records.append(record)
     return records
 
@@ -145,6 +157,31 @@ def _preference(m: Metrics) -> dict[str, Any]:
             preference_ties=figures.get("ties"),
             preference_position_consistency=consistency.get("share") if isinstance(consistency, dict) else None,
             preference_label_agreement=agreement.get("agreement") if isinstance(agreement, dict) else None,
+        )
+    return record
+
+
+def _official(m: Metrics) -> dict[str, Any]:
+    """The official columns (empty without the block), and `official`: the block as metrics.json has it."""
+    record: dict[str, Any] = dict.fromkeys(OFFICIAL)
+    o = m.official
+    record["official"] = o.document if o is not None else None
+    if o is None:
+        return record
+    record.update(official_family=o.family, official_n=o.n, official_n_unscored=o.n_unscored)
+    record["official_macro_f1_no_direct"] = o.macro_f1_no_direct
+    for key in OFFICIAL_INTERVALS:
+        interval = getattr(o, f"{key}_ci95") or Interval()
+        record.update({f"official_{key}": getattr(o, key), f"official_{key}_ci95_low": interval.low, f"official_{key}_ci95_high": interval.high})
+    rate = o.tool_hallucination_rate
+    if rate is not None:
+        wilson = Interval.of(rate.ci95) if isinstance(rate.ci95, dict) else Interval()
+        record.update(
+            official_tool_hallucination_rate=rate.rate,
+            official_tool_hallucination_numerator=rate.numerator,
+            official_tool_hallucination_denominator=rate.denominator,
+            official_tool_hallucination_ci95_low=wilson.low,
+            official_tool_hallucination_ci95_high=wilson.high,
         )
     return record
 
@@ -207,12 +244,35 @@ def preference_cells(record: dict[str, Any]) -> list[str]:
     ]
 
 
+OFFICIAL_HEADER = (
+    "session", "model", "pipeline", "n", "format",
+    *(f"{name} [95% CI]" for name in ("acc", "acc_norm", "macro-F1")), "macro-F1 (3-class)", "ToolHall [Wilson 95% CI]",
+)
+
+
+def official_cells(record: dict[str, Any]) -> list[str]:
+    """The printed cells of a pipeline's official figures (the third table): n with the rows left out."""
+    unscored = record["official_n_unscored"]
+    low, high = record["official_tool_hallucination_ci95_low"], record["official_tool_hallucination_ci95_high"]
+    return [
+        _session(record), _model(record), record["pipeline"],
+        str(record["official_n"]) + (f" ({unscored} unscored left out)" if unscored else ""), record["official_family"] or "–",
+        *(_with_interval(record, f"official_{key}") for key in OFFICIAL_INTERVALS),
+        decimal(record["official_macro_f1_no_direct"], DIGITS),
+        _hallucination(record, "official_tool")
+        + (f" [{decimal(low, DIGITS)}, {decimal(high, DIGITS)}]" if low is not None and high is not None else ""),
+    ]
+
+
 def _tables(records: Sequence[dict[str, Any]]) -> list[tuple[tuple[str, ...], list[list[str]]]]:
-    """(header, rows) of each table: the metrics table, and the preference table when a `prefer` session is among them."""
+    """(header, rows) of each table: the metrics table, the preference table when a `prefer`
+    session is among them, the official figures when an official-format session is."""
     preferred = [r for r in records if r["preference_win_rate"] is not None]
     others = [r for r in records if r["preference_win_rate"] is None]
+    official = [r for r in records if r["official_n"]]
     tables = [(TABLE_HEADER, [table_cells(r) for r in others])] if others or not preferred else []
-    return tables + ([(PREFERENCE_HEADER, [preference_cells(r) for r in preferred])] if preferred else [])
+    tables += [(PREFERENCE_HEADER, [preference_cells(r) for r in preferred])] if preferred else []
+    return tables + ([(OFFICIAL_HEADER, [official_cells(r) for r in official])] if official else [])
 
 
 def to_markdown(records: Sequence[dict[str, Any]]) -> str:
@@ -260,6 +320,11 @@ def _note(records: Sequence[dict[str, Any]]) -> str:
         "for a judge-check, the answers the judge labelled; for a preference, its pairs or calls); "
         "95% percentile-bootstrap intervals; hallucination rates with numerator/denominator."
     )
+    if any(r["official_n"] for r in records):
+        note += (
+            " Official: the figures of NVIDIA's lm-eval When2Call task (acc, acc_norm per character, "
+            "scikit-learn's macro-F1 and the 3-class one, tool hallucination among cannot_answer examples offering no tool)."
+        )
     if any(r["simulated"] for r in records):
         note += " SIMULATED: rows marked (simulated) come from the simulated endpoint, not a model."
     return note
@@ -267,7 +332,7 @@ def _note(records: Sequence[dict[str, Any]]) -> str:
 
 def to_csv(records: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
     """Unrounded values (as `show --json`), empty cells for None."""
-    columns = list(columns or (records[0].keys() if records else SUMMARY_COLUMNS))
+    columns = list(columns or SUMMARY_COLUMNS)  # not the JSON's `official` block: its figures have their columns
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)

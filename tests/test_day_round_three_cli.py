@@ -130,7 +130,7 @@ def test_judge_check_end_note_says_unlabelled_answers_are_left_out(make_sim, tmp
     assert "left out of every figure" in note and "cannot_answer" not in note
 
 
-def test_llm_judge_end_note_still_says_the_fallback():
+def test_llm_judge_end_note_says_unreadable_labels_are_left_out():
     from w2c_tui.cli.progress import end_notes
     from w2c_tui.engine.state import RunState
 
@@ -139,7 +139,7 @@ def test_llm_judge_end_note_still_says_the_fallback():
         progress = state.pipeline(name)
         progress.done, progress.forced_labels = 10, 3
     notes = {line.split(" answers; ")[0].split()[-1]: line for line in end_notes(state)}
-    assert "count as cannot_answer" in notes["llm_judge"]
+    assert "left out of the figures (n_unreadable_labels" in notes["llm_judge"]  # docs/metrics.md §1
     assert "left out of every figure" in notes["judge_check"]
 
 

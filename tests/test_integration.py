@@ -111,9 +111,16 @@ def test_metrics_recomputed_from_checkpoints_equal_metrics_json(full_run):
     for exp, (filename, field) in PIPELINES.items():
         rows = read_keyed(paths.checkpoint_file(exp, filename))
         assert set(rows) == {e.uuid for e in examples}
-        recomputed = compute_metrics(examples, {u: r[field] for u, r in rows.items()}, bootstrap_seed=42)
+        # llm_judge: the answers whose judge label could not be read are left out (docs/metrics.md §1)
+        judged = exp == "llm_judge"
+        unreadable = {u for u, r in rows.items() if judged and r["judge_fallback_to_cannot_answer"]}
+        recomputed = compute_metrics(
+            examples, {u: r[field] for u, r in rows.items()}, bootstrap_seed=42,
+            unreadable=unreadable, unreadable_as="left_out" if judged else None,
+        )
         written = json.loads(paths.metrics_file(exp).read_text())
         assert json.loads(json.dumps(recomputed)).items() <= written.items(), exp
+        assert written.get("n_unreadable_labels") == (len(unreadable) if judged else None)
     rows = read_keyed(paths.checkpoint_file(SWEEP, f"{SWEEP}.jsonl"))
     summary = stability_summary(list(rows.values()))
     summary.pop("mode_classification")
@@ -178,13 +185,16 @@ def test_resume_sends_requests_only_for_missing_uuids(full_run, sim):
     dropped = {json.loads(line)["uuid"] for line in lines[-7:]}
     predictions.write_text("\n".join(lines[:-7]) + "\n")
     paths.done_file("mcq").unlink()
+    judged = read_keyed(paths.checkpoint_file("llm_judge", "judge_decisions.jsonl"))
+    unreadable = sum(1 for row in judged.values() if row["judge_fallback_to_cannot_answer"])
     sim.reset()
     [again] = run_launch(config, "integration")
     assert again.ok and again.plan.fingerprint == outcome.plan.fingerprint
     stats = sim.stats()
     preflight = {"/v1/models", "/version"}  # what launch asks before the run
     model_calls = {path: n for path, n in stats["requests"].items() if path not in preflight}
-    assert model_calls == {"/v1/chat/completions": 7}, stats
+    # and llm_judge's answers whose judge label could not be read: judged again (judge + repair)
+    assert unreadable and model_calls == {"/v1/chat/completions": 7 + 2 * unreadable}, stats
     resent = [c["uuid"] for c in iter_calls(paths.calls_file("mcq"))][-7:]
     assert set(resent) == dropped
     assert set(read_keyed(predictions)) == {e.uuid for e in load_examples()}

@@ -169,7 +169,7 @@ def test_a_damaged_official_block_is_named_and_show_still_prints():
     assert "over 3 labels (3-class 1.000)  tool halluc. 0.000 (0/17, Wilson [0.000, 0.184])" in lines[-1]
 
 
-def test_an_unreadable_judge_label_is_counted_and_flagged_but_scored_as_cannot_answer():
+def test_an_unreadable_judge_label_is_counted_flagged_and_left_out():
     example = EXAMPLES[0]
     unreadable = {
         "uuid": example.uuid, "predicted_label": "cannot_answer", "judge_parse_failed_first": True,
@@ -180,4 +180,6 @@ def test_an_unreadable_judge_label_is_counted_and_flagged_but_scored_as_cannot_a
     assert unusable_labels("llm_judge", rows) == 1  # the Monitor's "forced" count, and a run with only these fails
     assert "judge_json_parse_failed_second_fallback_to_cannot_answer" in FORCED_TYPES  # show's "forced" count
     metrics = metrics_for("llm_judge", rows, EXAMPLES[:2], lambda r: r["predicted_label"], None, seed=1)
-    assert metrics["n_obtained"] == 2  # scored as cannot_answer: the earlier suite's rule, the one docs §17 states
+    # an earlier suite's row (its cannot_answer fallback stored) is left out all the same (docs §1)
+    assert (metrics["n_obtained"], metrics["n_total"], metrics["n_unreadable_labels"]) == (2, 1, 1)
+    assert metrics["judge_unreadable_as"] == "left_out"

@@ -174,6 +174,10 @@ def disagreement(metrics: dict[str, Any], labels: list[str | None], *, check_lab
     per_class = metrics.get("per_class")
     if not check_labels or not isinstance(per_class, dict) or not per_class:
         return None
+    if metrics.get("judge_unreadable_as") == "left_out":
+        # A judge-labelled kind's row without a label is one whose judge label could not be
+        # read: left out of the figures and counted (docs/metrics.md §1), not a coercion.
+        labels = [label for label in labels if label is not None]
     counted = Counter(label if label in LABELS else FALLBACK_LABEL for label in labels)
     stored = {label: scores.get("predicted") for label, scores in per_class.items() if isinstance(scores, dict)}
     if any(isinstance(n, int) and n != counted.get(label, 0) for label, n in stored.items()):

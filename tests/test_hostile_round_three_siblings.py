@@ -252,3 +252,44 @@ def test_show_json_names_the_garbage_lines_of_a_checkpoint_and_a_damaged_trace(t
         printed, notes = shown_notes(capsys, root)
         assert notes == printed and len(notes) == 2, (printed, notes)
         assert notes[0].startswith("mcq_predictions.jsonl line 3: not a JSON row") and notes[1].startswith("trace: ")
+
+
+# -- the MLflow sync uploads regular files only ------------------------------------------------------
+
+
+def test_mlflow_sync_uploads_regular_files_and_names_what_it_skipped(tmp_path, capsys):
+    import os
+
+    from configs import write_config
+    from test_hostile_round_three_files import finishes
+
+    from w2c_tui.store.layout import SessionPaths
+    from w2c_tui.testing.synthetic_session import write_session
+    from w2c_tui.tracking.mlflow_sink import MlflowSink, default_tracking_uri
+
+    pytest.importorskip("mlflow")
+    root = write_session(tmp_path / "w", pipelines=("mcq",)).root
+    paths = SessionPaths(root)
+    checkpoints, artifacts = paths.checkpoints("mcq"), paths.artifacts("mcq")
+    artifacts.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(checkpoints / "pipe.jsonl")  # opening it for the upload would wait for a writer for ever
+    (artifacts / "zeros").symlink_to("/dev/zero")  # a copy of it would never end
+    (artifacts / "loop").symlink_to(artifacts)  # a folder walked through its own link
+    (artifacts / "kept.txt").write_text("kept")
+    config = write_config(tmp_path, run={"workdir_base": str(tmp_path / "w")}, mlflow={"enabled": True})
+    capsys.readouterr()
+    code = finishes(main, ["mlflow", "sync", "--config", str(config), str(root)], seconds=120)
+    out, err = capsys.readouterr()
+    assert code == 0 and "parent run" in out and "Traceback" not in err
+    warnings = [line for line in err.splitlines() if line.startswith("w2c-tui: warning: mcq: ")]
+    assert len(warnings) == 3, err
+    assert "checkpoints/pipe.jsonl: is a named pipe (FIFO), not a regular file; not uploaded" in err
+    assert "artifacts/zeros: is a device, not a regular file; not uploaded" in err
+    assert "artifacts/loop: is a link to a folder, not followed" in err
+
+    client = MlflowSink(default_tracking_uri(tmp_path / "w"), "w2c-tui").client
+    child = json.loads(paths.mlflow_ids.read_text())["child_run_ids"]["mcq"]
+    uploaded = {a.path for a in client.list_artifacts(child, "checkpoints")} | {a.path for a in client.list_artifacts(child, "artifacts")}
+    assert "artifacts/kept.txt" in uploaded and "checkpoints/pipe.jsonl" not in uploaded
+    assert {p.name for p in checkpoints.iterdir() if p.is_file()} <= {path.rsplit("/", 1)[-1] for path in uploaded}
+    assert "pipe.jsonl" in client.get_run(child).data.tags["w2c.skipped_files"]

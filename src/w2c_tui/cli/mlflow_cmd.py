@@ -58,6 +58,8 @@ def run_sync(args: argparse.Namespace) -> int:
     # Uploaded as it is on disk, and tagged; the exit code says the session is not whole.
     for damage in sink.damaged_traces:
         print(f"w2c-tui: warning: {damage} (uploaded as it is; run tagged w2c.trace_damaged)", file=sys.stderr)
+    for skipped in sink.skipped_files:  # a FIFO or device in a pipeline's folders: the rest is logged
+        print(f"w2c-tui: warning: {skipped} (run tagged w2c.skipped_files)", file=sys.stderr)
     return EXIT_INCOMPLETE if sink.damaged_traces else 0
 
 

@@ -7,7 +7,9 @@ maps the session to its runs, so a resumed session logs into the same runs.
 
 A packed call trace that cannot be read whole is uploaded as it is (the files are the
 evidence), its child run tagged `w2c.trace_damaged` with the one-line reason, and the
-reasons listed in `damaged_traces` (`mlflow sync` prints them and exits 1).
+reasons listed in `damaged_traces` (`mlflow sync` prints them and exits 1). Only regular files
+are uploaded from a pipeline's folders: a FIFO or a device there would hold the upload for ever;
+what was left out is listed in `skipped_files` and tagged `w2c.skipped_files`.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import contextlib
 import io
 import json
 import logging
+import os
 import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
+from w2c_tui.readable_file import unreadable_reason
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import SessionPaths
 from w2c_tui.store.session import read_manifest, read_mlflow_ids, write_mlflow_ids
@@ -87,6 +91,7 @@ class MlflowSink:
         self.artifact_location = artifact_location
         self._client = None
         self.damaged_traces: list[str] = []  # of the last sync: one line per damaged packed trace
+        self.skipped_files: list[str] = []  # of the last sync: one line per entry that is no regular file
 
     @property
     def client(self):
@@ -124,6 +129,7 @@ class MlflowSink:
         manifest = read_manifest(paths) or {}
         ids = read_mlflow_ids(paths)
         self.damaged_traces = []
+        self.skipped_files = []
         with quiet():
             experiment_id = self.experiment_id()
             parent = ids.get("parent_run_id")
@@ -175,9 +181,13 @@ class MlflowSink:
                 if damage:
                     self.damaged_traces.append(f"{exp_name}: {damage}")
                     self.client.set_tag(child, "w2c.trace_damaged", damage[:_PARAM_LIMIT])
+                skipped: list[str] = []
                 for folder, dest in ((paths.checkpoints(exp_name), "checkpoints"), (paths.artifacts(exp_name), "artifacts")):
-                    if folder.is_dir():
-                        self.client.log_artifacts(child, str(folder), artifact_path=dest)
+                    for path, where in regular_files(folder, dest, skipped):
+                        self.client.log_artifact(child, str(path), artifact_path=where)
+                if skipped:
+                    self.skipped_files += [f"{exp_name}: {line}" for line in skipped]
+                    self.client.set_tag(child, "w2c.skipped_files", "; ".join(skipped)[:_PARAM_LIMIT])
                 ids.setdefault("logged", {})[exp_name] = bool(document.complete)
                 write_mlflow_ids(paths, ids)
                 if document.complete:
@@ -229,6 +239,24 @@ class MlflowSink:
             "w2c.simulated": str(bool(manifest.get("simulated"))),
             "w2c.session_dir": str(paths.root),
         }
+
+
+def regular_files(folder: Path, dest: str, skipped: list[str]) -> Iterator[tuple[Path, str]]:
+    """(file, its artifact folder) for each regular file under `folder`, a link to one included;
+    any other entry (a FIFO, a device, a socket, a link to one or to a folder) would hang or
+    loop the upload: its `dest/...` name and what it is go into `skipped` instead."""
+    for top, folders, names in os.walk(folder):
+        here = Path(top)
+        where = "/".join((dest, *here.relative_to(folder).parts))
+        for name in folders:
+            if (here / name).is_symlink():  # os.walk does not enter it; the upload would
+                skipped.append(f"{where}/{name}: is a link to a folder, not followed")
+        for name in sorted(names):
+            reason = unreadable_reason(here / name)
+            if reason is None:
+                yield here / name, where
+            else:
+                skipped.append(f"{where}/{name}: {reason}; not uploaded")
 
 
 def run_url(ui_base: str, ids: dict[str, Any]) -> str | None:

@@ -37,7 +37,7 @@ from w2c_tui.session.reader import SessionInfo
 from w2c_tui.session.data import SessionData
 from w2c_tui.tui.background import background
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
-from w2c_tui.tui.widgets.metric_table import OFFICIAL_TITLE, official_compare_rows, render_rows
+from w2c_tui.tui.widgets.metric_table import OFFICIAL_TITLE, official_compare_rows, official_of, render_rows
 from w2c_tui.tui.widgets.nav_bar import NavBar
 from w2c_tui.tui.widgets.row_list import Column, RowList
 from w2c_tui.tui.workspace import Workspace
@@ -115,12 +115,15 @@ def official_lines(a: SessionInfo, b: SessionInfo, *, full: bool) -> list[str]:
     lines = []
     theirs = {p.exp_name: p.metrics for p in b.pipelines}
     for pipeline in a.pipelines:
-        rows = official_compare_rows(pipeline.metrics, theirs.get(pipeline.exp_name), full=full)
-        if rows:
-            lines.append(
-                f"[b]{OFFICIAL_TITLE}[/b] [dim]{escape(short_exp(pipeline.exp_name))} · side by side, not paired (no Δ)[/]"
-            )
-            lines.append(render_rows(rows, status_column=None))
+        other = theirs.get(pipeline.exp_name)
+        rows = official_compare_rows(pipeline.metrics, other, full=full)
+        if not rows:
+            continue
+        lines.append(f"[b]{OFFICIAL_TITLE}[/b] [dim]{escape(short_exp(pipeline.exp_name))} · side by side, not paired (no Δ)[/]")
+        lines.append(render_rows(rows, status_column=None))
+        if not full:  # the n column has no room for the rows left out
+            blocks = official_of(pipeline.metrics), official_of(other)
+            lines += [f"[$warning]{side}: {o.n_unscored} unscored (string fallback) left out[/]" for side, o in zip("AB", blocks) if o and o.n_unscored]
     return lines
 
 

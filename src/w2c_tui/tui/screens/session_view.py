@@ -132,6 +132,8 @@ class SessionViewScreen(Screen):
             per_class.border_title = "Per class"
             matrix = Vertical(ConfusionMatrix(id="session-confusion"), id="matrix-box", classes="box")
             matrix.border_title = "Confusion"
+            official = ItemLine(id="official-summary")  # the paper's figures beside ours (official formats only)
+            official.display = False
             picker = Horizontal(
                 Static("pipeline", id="pipeline-picker-label"),
                 Select([], id="metrics-pipeline", allow_blank=True, compact=True, prompt="–"),
@@ -140,7 +142,7 @@ class SessionViewScreen(Screen):
             return [
                 VerticalScroll(
                     Static(id="metrics-summary"),
-                    ItemLine(id="official-summary"),  # the paper's figures beside ours (official formats only)
+                    official,
                     Static(id="usage-summary"),  # actual usage beside the launch's estimate
                     picker,
                     Horizontal(per_class, matrix, id="metrics-detail"),

@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
+from test_agreement_export import make_app, settle
 
 from w2c_tui.analysis import export as exporting
 from w2c_tui.session.reader import read_session
@@ -84,23 +84,6 @@ def test_compare_rows_put_a_and_b_side_by_side_only_when_both_have_the_block():
 
 
 # -- the TUI ---------------------------------------------------------------------------------
-
-def make_app(workdir: Path):
-    from w2c_tui.config import LoadedConfig
-    from w2c_tui.config.schema import Settings
-    from w2c_tui.tui.app import W2cApp
-
-    settings = Settings.model_validate({"run": {"workdir_base": str(workdir)}, "mlflow": {"enabled": False}})
-    return W2cApp(loaded=LoadedConfig(settings, None, workdir.parent, {}), start_mode="sessions", poll_monitor=False)
-
-
-async def settle(pilot, condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await pilot.pause(0.05)
-    await pilot.pause()
-
 
 def shown_text(widget) -> str:
     return "\n".join(line.plain for line in widget._wrapped(widget.size.width))
@@ -209,3 +192,19 @@ def test_the_tuis_export_files_carry_the_official_table(sessions, tmp_path):
     hermes, _, _ = sessions
     files = exporting.write_exports(tmp_path / "out", "x", [load_session_rows(read_session(hermes))])
     assert "ToolHall [Wilson 95% CI]" in files.markdown.read_text() and "when2call-hermes" in files.latex.read_text()
+
+
+def test_official_session_view_80x24(snap_compare, sessions):
+    """The block under our summary table, at the smallest terminal we support."""
+    from w2c_tui.tui.screens.session_view import SessionViewScreen
+
+    hermes = sessions[0]
+
+    async def ready(pilot):
+        await settle(pilot, lambda: len(getattr(pilot.app.screen, "sessions", ())) == 3)
+        pilot.app.push_screen(SessionViewScreen(pilot.app.workspace, hermes))
+        await settle(pilot, lambda: getattr(pilot.app.screen, "data", None) is not None and pilot.app.screen.info is not None)
+        await pilot.pause(0.2)
+        await pilot.wait_for_scheduled_animations()
+
+    assert snap_compare(make_app(hermes.parents[3]), terminal_size=(80, 24), run_before=ready)

@@ -83,6 +83,7 @@ def test_a_trickled_download_ends_at_its_deadline(serve, tmp_path, monkeypatch, 
     started = time.monotonic()
     code, err = download(root_of(serve(trickle)), tmp_path, capsys)
     assert code == 2 and "not complete within 0.5 s" in err, err
+    assert "\rwhen2call_test_mcq.jsonl" in err and err.splitlines()[-1].split("error: ")[1].startswith("cannot download")  # on a line of its own
     assert time.monotonic() - started < 5
     assert not list(tmp_path.iterdir())  # no partial file left
 

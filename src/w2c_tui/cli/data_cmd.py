@@ -40,7 +40,6 @@ def run_download(args: argparse.Namespace) -> int:
         target = dest / name
         partial = target.with_suffix(".part")
         body = asyncio.run(_fetch(url, name))
-        print(file=sys.stderr)
         partial.write_bytes(body)
         lines = sum(1 for line in body.splitlines() if line.strip())
         if lines != expected:
@@ -66,10 +65,17 @@ async def _fetch(url: str, name: str) -> bytes:
         raise CliError(f"cannot download {url}: {problem}")
     sender = AiohttpSender({}, Timeouts(connect=30.0, read=60.0), max_connections=1)
     asked = url
+    drawn = False
+
+    def progress(received: int, total: int) -> None:
+        nonlocal drawn
+        drawn = True
+        _progress(name, received, total)
+
     try:
         async with asyncio.timeout(DEADLINE_SECONDS):
             for _ in range(MAX_REDIRECTS + 1):
-                reply = await sender.send("GET", url, None, lambda received, total: _progress(name, received, total))
+                reply = await sender.send("GET", url, None, progress)
                 if reply.status not in REDIRECTS:
                     break
                 url = _redirect_target(asked, url, reply.headers.get("location", ""))
@@ -89,6 +95,8 @@ async def _fetch(url: str, name: str) -> bytes:
         ) from None
     finally:
         await sender.aclose()
+        if drawn:  # end the bar's line, before what follows (a result, or the error)
+            print(file=sys.stderr)
     if reply.status != 200:
         raise CliError(f"{url}: HTTP {reply.status}; the file could not be downloaded")
     return reply.content

@@ -31,7 +31,7 @@ def metric_detail_lines(metrics: Metrics | dict[str, Any]) -> list[str]:
     m = as_metrics(metrics)
     if not m.scored:
         return []
-    from w2c_tui.metrics.compute import unreadable_text
+    from w2c_tui.metrics.unreadable import unreadable_text
 
     lines = []
     # n_total: what the figures are over (the answers obtained, less any unreadable judge labels left out)

@@ -9,7 +9,8 @@ from typing import Any
 
 from w2c_tui.data import Example
 from w2c_tui.metrics import compute_metrics
-from w2c_tui.metrics.compute import INVALID_LABEL, LEFT_OUT, UNREADABLE_RULE_KEY
+from w2c_tui.metrics.compute import INVALID_LABEL
+from w2c_tui.metrics.unreadable import LEFT_OUT, UNREADABLE_RULE_KEY
 from w2c_tui.metrics.official import official_figures
 from w2c_tui.prompts.official import official_family
 from w2c_tui.pipelines.judging import label_unreadable

@@ -20,18 +20,13 @@ from w2c_tui.labels import FALLBACK_LABEL
 from w2c_tui.metrics.classification import classification_summary, coerce_label
 from w2c_tui.metrics.hallucination import answer_hallucination, parameter_hallucination, tool_hallucination
 from w2c_tui.metrics.intervals import bootstrap_intervals
+from w2c_tui.metrics.unreadable import UNREADABLE_RULE_KEY, UNREADABLE_RULES
 
 # on_event(fallback_type, uuid, details), the shape of an audit_fallbacks.jsonl event
 EventSink = Callable[[str, str, dict[str, Any]], None]
 
 MISSING_PREDICTION = "missing_prediction_uuid"
 INVALID_LABEL = "invalid_label_coercion_to_cannot_answer"
-
-# What becomes of a label the judge gave unreadably ([pipelines] judge_unreadable_as).
-LEFT_OUT = "left_out"  # out of every figure, counted: the model's answer was never labelled
-UNREADABLE_RULES = (LEFT_OUT, FALLBACK_LABEL)  # FALLBACK_LABEL: the earlier suite's rule, for comparison
-#: metrics.json key: the rule the unreadable judge labels were counted by (judge-labelled kinds only)
-UNREADABLE_RULE_KEY = "judge_unreadable_as"
 
 def compute_metrics(
     examples: Sequence[Example],
@@ -160,15 +155,3 @@ def coverage_text(metrics: dict[str, Any] | None) -> str:
         return "–"
     return f"{obtained}/{planned} obtained"
 
-
-def unreadable_text(metrics: dict[str, Any] | None) -> str | None:
-    """What became of the labels the judge gave unreadably, with the n the figures are over;
-    None when there were none (or the kind has no judge labels)."""
-    m = metrics or {}
-    n, rule, scored = m.get("n_unreadable_labels"), m.get(UNREADABLE_RULE_KEY), m.get("n_total")
-    if not isinstance(n, int) or n <= 0:
-        return None
-    over = f" (n = {scored:,})" if isinstance(scored, int) else ""
-    if rule == FALLBACK_LABEL:
-        return f"{n:,} answers the judge did not label readably: scored as cannot_answer, as the earlier suite did{over}"
-    return f"{n:,} answers the judge did not label readably: left out{over}"

@@ -147,7 +147,7 @@ def _invalid_label_notes(m: Metrics) -> list[str]:
             over = f" (n = {labelled:,})" if isinstance(labelled, int) else ""
             return [f"[$warning]{unlabelled:,} answers not labelled by the judge: left out of every figure{over}[/]"]
         return []
-    from w2c_tui.metrics.compute import unreadable_text  # the judge's unreadable labels (§1), as `show` says it
+    from w2c_tui.metrics.unreadable import unreadable_text  # the judge's unreadable labels (§1), as `show` says it
 
     notes = [f"[$warning]{escape(text)}[/]"] if (text := unreadable_text(m.document)) else []
     if m.n_invalid_labels:

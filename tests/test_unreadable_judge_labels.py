@@ -105,6 +105,18 @@ def test_an_earlier_suites_row_is_unreadable_too():
     assert (m["n_total"], m["n_unreadable_labels"]) == (4, 2)
 
 
+def test_a_damaged_count_or_rule_in_metrics_json_is_named():
+    from w2c_tui.session.documents import check_metrics
+
+    clean, reasons = check_metrics({**_metrics("left_out"), "n_unreadable_labels": "two", "judge_unreadable_as": 3})
+    assert "n_unreadable_labels" not in clean and "judge_unreadable_as" not in clean
+    assert sorted(reasons) == [
+        "metrics.json: judge_unreadable_as is a number, expected text",
+        "metrics.json: n_unreadable_labels is text, expected a number",
+    ]
+    assert metric_detail_lines(clean)[-1].strip().startswith("halluc.")  # no line from a damaged count
+
+
 def test_kinds_without_a_judge_get_no_rule():
     rows = {e.uuid: {"uuid": e.uuid, "predicted_label": e.correct_answer} for e in EXAMPLES}
     m = metrics_for("mcq", rows, EXAMPLES, lambda r: r["predicted_label"], None, seed=3)
@@ -214,13 +226,28 @@ def _first_run(folder):
     return first, unreadable
 
 
-def test_a_resume_asks_only_the_judge_again_for_unreadable_labels(tmp_path):
+def _shown(root, capsys, n):
+    """`show` says it with the n, and `show --json` carries the count and the rule."""
+    from w2c_tui.cli import main
+
+    capsys.readouterr()
+    assert main(["show", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"{n} answers the judge did not label readably: left out (n = {12 - n})" in out
+    assert main(["show", str(root), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    metrics = shown["metrics"]["llm_judge"]
+    assert (metrics["n_unreadable_labels"], metrics["judge_unreadable_as"], metrics["n_total"]) == (n, "left_out", 12 - n)
+
+
+def test_a_resume_asks_only_the_judge_again_for_unreadable_labels(tmp_path, capsys):
     first, unreadable = _first_run(tmp_path)
     paths = first.plan.paths
     assert all(_judge_rows(paths)[u]["predicted_label"] is None for u in unreadable)  # no label in the row
     metrics = json.loads(paths.metrics_file("llm_judge").read_text())
     assert (metrics["n_obtained"], metrics["n_unreadable_labels"]) == (12, len(unreadable))
     assert metrics["n_total"] == 12 - len(unreadable) and metrics["status"] == "complete"
+    _shown(paths.root, capsys, len(unreadable))
     targets = paths.checkpoint_file("llm_judge", "target_responses.jsonl")
     target_rows = targets.read_text()
     calls_before = sum(1 for _ in iter_calls(paths.calls_file("llm_judge")))
@@ -257,3 +284,25 @@ def test_the_earlier_rule_on_resume_changes_metrics_only(tmp_path):
     assert earlier["confusion_matrix"]["matrix"][3][3] == left["confusion_matrix"]["matrix"][3][3] + gold_can
     # asked again all the same (unreadable again here): one more judge row each, none else
     assert paths.checkpoint_file("llm_judge", "judge_decisions.jsonl").read_text().count("\n") == n_rows + len(unreadable)
+
+
+def test_a_sweep_against_the_sim_marks_its_unreadable_runs(tmp_path):
+    sweep = "stability_llm_judge_k=2_T=0.7"
+    body = '[stability]\nenabled = true\n[[stability.sweeps]]\nmethod = "llm_judge"\nk = 2\ntemperatures = [0.7]\n'
+    with SimServer(seed=7, judge_malformed_rate=0.8) as server:
+        config = write_config(
+            tmp_path, server.base_url, body, data={"n_per_label": 4}, mlflow={"enabled": False},
+            pipelines={"do_llm_judge": False, "do_mcq": False, "do_mcq_logprob": False},
+        )
+        outcome = _launch(config)
+    paths = outcome.plan.paths
+    rows = read_keyed(paths.checkpoint_file(sweep, f"{sweep}.jsonl"))
+    marked = {u for u, r in rows.items() if r["n_unreadable_runs"]}
+    assert 0 < len(marked) < 12
+    for row in rows.values():
+        assert row["n_unreadable_runs"] == sum(row["run_labels_unreadable"]) and len(row["run_labels_unreadable"]) == 2
+        assert row["n_coerced_runs"] == 0  # an unreadable run is no coercion of the model's answer
+    metrics = json.loads(paths.metrics_file(sweep).read_text())
+    assert (metrics["n_obtained"], metrics["n_unreadable_labels"], metrics["n_total"]) == (12, len(marked), 12 - len(marked))
+    audit = [json.loads(line) for line in paths.audit_file(sweep).read_text().splitlines()]
+    assert not [e for e in audit if e["fallback_type"] == "invalid_label_coercion_to_cannot_answer"]

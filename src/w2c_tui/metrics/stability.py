@@ -3,6 +3,10 @@
 Run labels that are None or not one of the 4 labels are coerced to the fallback label
 (`cannot_answer`) here, the same rule `compute_metrics` applies; the row reports how
 many runs were coerced, and `on_coerce(run_index, original)` lets a caller audit each.
+A run of an `llm_judge` sweep whose judge label could not be read arrives here already as
+`cannot_answer` (no coercion); its row is marked (`n_unreadable_runs`) and the metrics
+leave such rows out of `stability_summary` unless judge_unreadable_as says otherwise
+(engine/finalize.py, docs/metrics.md §1).
 """
 
 from __future__ import annotations

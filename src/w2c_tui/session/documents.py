@@ -44,12 +44,14 @@ _LIST_ITEMS: dict[str, tuple[type, tuple[str, ...]]] = {
 METRICS_TYPES: dict[str, tuple[type, ...]] = {
     **{key: _NUMBER for key in (
         "accuracy", "macro_f1", "macro_f1_4", "macro_f1_no_direct", "n_planned", "n_obtained", "n_total",
-        "n_examples", "n_missing_predictions", "n_invalid_labels", "stability_at_k", "mean_consistency_at_k",
+        "n_examples", "n_missing_predictions", "n_invalid_labels", "n_unreadable_labels", "stability_at_k",
+        "mean_consistency_at_k",
     )},
     **{key: _MAPPING for key in (
         "per_class", "variants", "missing_as_cannot_answer", "accuracy_ci95", "macro_f1_ci95", "official",
     )},
     "status": _TEXT,
+    "judge_unreadable_as": _TEXT,
     "confusion_matrix": _MAPPING,
     "macro_f1_labels": (list,),
 }

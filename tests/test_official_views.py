@@ -208,3 +208,27 @@ def test_official_session_view_80x24(snap_compare, sessions):
         await pilot.wait_for_scheduled_animations()
 
     assert snap_compare(make_app(hermes.parents[3]), terminal_size=(80, 24), run_before=ready)
+
+
+async def test_setup_flags_a_delimiter_beside_an_official_family_on_the_delimiter_field(tmp_path, monkeypatch):
+    """The schema refuses it across two keys; the form names the field to fix, not only a count."""
+    from textual.widgets import Input, Select, Static
+
+    from w2c_tui.tui.app import W2cApp
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RUN_KEY", raising=False)
+    app = W2cApp(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, lambda: getattr(app.screen, "_n_examples", None) is not None)
+        app.screen.query_one("#family", Select).value = "when2call-hermes"
+        app.screen.query_one("#delimiter", Input).value = '" "'
+        await pilot.pause()
+        app.screen.validate_form()
+        assert list(app.screen.errors) == ["delimiter"]
+        error = app.screen.query_one("#field-delimiter .field-error", Static)
+        assert "must be empty with template_family 'when2call-hermes'" in str(error.render())
+        app.screen.query_one("#delimiter", Input).value = '""'
+        await pilot.pause()
+        app.screen.validate_form()
+        assert app.screen.errors == {}

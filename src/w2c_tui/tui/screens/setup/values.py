@@ -134,6 +134,8 @@ def field_of(loc: tuple[Any, ...]) -> str:
         return f"sweep-{loc[2]}-method"
     if loc[:1] == ("providers",):
         return "providers"
+    if loc == ("models",):  # [models]' one check across its keys: an official family refuses a delimiter
+        return "delimiter"
     for length in (2, 1):
         found = FIELD_OF_LOC.get(loc[:length])
         if found:

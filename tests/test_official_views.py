@@ -232,3 +232,14 @@ async def test_setup_flags_a_delimiter_beside_an_official_family_on_the_delimite
         await pilot.pause()
         app.screen.validate_form()
         assert app.screen.errors == {}
+
+
+def test_a_damaged_block_is_neither_shown_nor_exported(tmp_path, monkeypatch):
+    """The reader names it as damage and drops it (session/documents.py): no half-read figures."""
+    monkeypatch.chdir(tmp_path)
+    root = official_session(tmp_path / "workdir", {**block(), "acc": "high"}, run_key="bad")
+    info = read_session(root)
+    assert any("official.acc is text" in reason for reason in info.damaged)
+    assert official_markup(info.summary_pipelines()) == ""
+    (record,) = exporting.summary_records([info])
+    assert record["official"] is None and all(record[column] is None for column in exporting.OFFICIAL)

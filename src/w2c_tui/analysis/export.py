@@ -5,7 +5,10 @@ The metrics table has a row per (session, pipeline) with n, accuracy and macro-F
 with numerator and denominator, and for a stability sweep its stability metrics (JSON and CSV:
 k, stability_at_k, mean_consistency_at_k, …, as `show` prints them). A `prefer` session's
 row carries B's win rate over A with its SE and interval, ties, position consistency and
-label agreement (`preference_*`; Markdown and LaTeX print them as a second table). Every number is the one `w2c-tui show --json` prints for
+label agreement (`preference_*`; Markdown and LaTeX print them as a second table). An
+official-format `mcq_logprob` row carries the paper's figures (`official_*`, empty elsewhere;
+JSON rows also the `official` block as metrics.json has it; Markdown and LaTeX: a table of
+their own; docs/metrics.md §17). Every number is the one `w2c-tui show --json` prints for
 that pipeline (`SessionInfo` metrics: metrics.json, or recomputed from the rows when that is
 stale). Rounding: JSON and CSV carry the values unrounded, exactly as `show --json`;
 Markdown and LaTeX print them with three decimals (Python's `format(x, ".3f")`).

@@ -154,4 +154,3 @@ def coverage_text(metrics: dict[str, Any] | None) -> str:
     if planned is None:
         return "–"
     return f"{obtained}/{planned} obtained"
-

@@ -337,9 +337,11 @@ async def test_compare_export_key_writes_under_the_workdir(tmp_path, monkeypatch
         await settle(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.data_b is not None)
         await pilot.press("e")
         folder = workdir / "exports"
-        await settle(pilot, lambda: folder.is_dir() and len(list(folder.iterdir())) == 3)
+        # the table of both sessions (md, csv, tex) and the comparison on screen (md, json)
+        await settle(pilot, lambda: folder.is_dir() and len(list(folder.iterdir())) == 5)
         tex = next(folder.glob("*.tex")).read_text()
         assert "qwen3-32b" in tex and tex.count(r"llm\_judge") == 2
+        assert len(list(folder.glob("*-comparison.*"))) == 2
 
 
 def test_session_agreement_snapshot(snap_compare, tmp_path, monkeypatch):

@@ -7,7 +7,9 @@ both in LABELS order), Cohen's κ, percent agreement, n, and the examples they d
 
 An example a pipeline did not obtain has no row in its primary checkpoint and is left out
 of every pair with that pipeline. A row whose label is not one of the four is a prediction
-coerced to `cannot_answer`, exactly as the metrics count it (docs/metrics.md §1).
+coerced to `cannot_answer`, exactly as the metrics count it (docs/metrics.md §1); a judge
+label that could not be read is left out as the session's figures leave it out (its
+`judge_unreadable_as`), or scored as `cannot_answer` where that says so.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.agreement import kappa_of_matrix
-from w2c_tui.metrics.classification import Matrix, coerce_label, confusion_matrix
+from w2c_tui.metrics.classification import Matrix, confusion_matrix
 from w2c_tui.session import kinds
 from w2c_tui.session.reader import SessionInfo
 from w2c_tui.session.rows import SessionRows, load_session_rows
@@ -89,8 +91,10 @@ def labelled_pipelines(rows: SessionRows) -> list[str]:
 
 
 def obtained_labels(rows: SessionRows, exp_name: str) -> dict[str, str]:
-    """uuid -> label of every example the pipeline obtained (invalid labels coerced, as the metrics do)."""
-    return {uuid: coerce_label(kinds.label_of(exp_name, row))[0] for uuid, row in rows.primary.get(exp_name, {}).items()}
+    """uuid -> label of every example the pipeline obtained, as the metrics score it (invalid
+    labels coerced; an unreadable judge label left out when the session's rule says so)."""
+    scored = {uuid: rows.scored(exp_name, uuid)[0] for uuid in rows.primary.get(exp_name, {})}
+    return {uuid: label for uuid, label in scored.items() if label is not None}
 
 
 def pair_agreement(rows: SessionRows, first: str, second: str, labels: dict[str, dict[str, str]] | None = None) -> PairAgreement:

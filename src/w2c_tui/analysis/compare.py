@@ -15,9 +15,11 @@ Which examples are compared (docs/metrics.md, "Comparing sessions"): an example 
 answered by a pipeline when it has a row in that pipeline's primary checkpoint, as in
 `metrics.json` (`metrics/compute.py`): an example without a row was not obtained
 (`missing_prediction_uuid`) and is never scored, in either session; a row whose label is
-not one of the four is the model's answer, scored as `cannot_answer` and counted. A pair is
-compared on the examples both answered (and whose gold label is known); the others are
-counted as dropped and a warning names them.
+not one of the four is the model's answer, scored as `cannot_answer` and counted. A judge
+label that could not be read is left out as the session's figures leave it out (its
+`judge_unreadable_as`; scored as `cannot_answer` under the earlier suite's rule, not counted
+as coerced). A pair is compared on the examples both answered (and whose gold label is
+known) with a readable label in both; the others are counted as dropped and a warning names them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from w2c_tui.labels import LABELS
-from w2c_tui.metrics.classification import classification_summary, coerce_label
+from w2c_tui.metrics.classification import classification_summary
 from w2c_tui.metrics.paired import DEFAULT_RESAMPLES, discordant, holm, mcnemar_exact, paired_bootstrap, single_bootstrap
 from w2c_tui.session.rows import SessionRows, load_session_rows
 
@@ -36,7 +38,8 @@ SIGN = "B − A"
 COMPARED_EXAMPLES = (
     "examples answered in both sessions (a row in the pipeline's primary checkpoint, as in metrics.json) "
     "with a known gold label, the same in both (each session's own); an example without a row was not obtained and is dropped, never scored; "
-    "an invalid label in a row is the model's answer, scored as cannot_answer"
+    "an invalid label in a row is the model's answer, scored as cannot_answer; "
+    "a judge label that could not be read is dropped (scored as cannot_answer where the session's judge_unreadable_as says so)"
 )
 RIGHT_TO_WRONG = "right→wrong"  # A right, B wrong
 WRONG_TO_RIGHT = "wrong→right"  # A wrong, B right
@@ -115,6 +118,8 @@ class Answers:
     labels: dict[str, tuple[str, str]]
     coerced: set[str]
     no_gold: set[str]  # rows whose gold label is unknown (not in the dataset, none in the row): not scorable
+    # judge labels that could not be read, left out by the session's rule: uuid -> gold
+    unreadable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,6 +134,9 @@ class PairedPipeline:
     n_only_b: int
     n_no_gold: int
     n_gold_differs: int  # answered in both, with another gold label in each (different dataset files): dropped
+    n_unreadable: int  # answered in both, a judge label could not be read in A or B (left out): dropped
+    n_unreadable_a: int  # ... in A
+    n_unreadable_b: int
     n_coerced_a: int  # invalid labels scored as cannot_answer, among the compared examples
     n_coerced_b: int
     accuracy_a: float | None
@@ -164,7 +172,7 @@ class PairedPipeline:
     @property
     def warning(self) -> str | None:
         """Said whenever the two example sets differ: the numbers cover fewer examples than either side."""
-        if not (self.n_only_a or self.n_only_b or self.n_no_gold or self.n_gold_differs):
+        if not (self.n_only_a or self.n_only_b or self.n_no_gold or self.n_gold_differs or self.n_unreadable):
             return None
         parts = []
         if self.n_only_a or self.n_only_b:
@@ -179,8 +187,14 @@ class PairedPipeline:
                 f"{self.n_gold_differs} with another gold label in {self.a.name} than in {self.b.name} "
                 "(their dataset files differ)"
             )
+        if self.n_unreadable:
+            parts.append(
+                f"{self.n_unreadable} whose judge label could not be read ({self.n_unreadable_a} in {self.a.name}, "
+                f"{self.n_unreadable_b} in {self.b.name}; left out, as their figures leave them out)"
+            )
         same = " with the same gold label" if self.n_gold_differs else ""
-        return "; ".join(parts) + f" — dropped; compared on the {self.n_common} answered in both{same}"
+        readable = " with a readable label in both" if self.n_unreadable else ""
+        return "; ".join(parts) + f" — dropped; compared on the {self.n_common} answered in both{same}{readable}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,6 +206,9 @@ class PairedPipeline:
             "n_only_b": self.n_only_b,
             "n_no_gold": self.n_no_gold,
             "n_gold_differs": self.n_gold_differs,
+            "n_unreadable_a": self.n_unreadable_a,
+            "n_unreadable_b": self.n_unreadable_b,
+            "n_unreadable": self.n_unreadable,
             "n_coerced_a": self.n_coerced_a,
             "n_coerced_b": self.n_coerced_b,
             "warning": self.warning,
@@ -338,36 +355,61 @@ def check_gold(rows: SessionRows) -> None:
 
 
 def answers(rows: SessionRows, exp_name: str) -> Answers:
-    """What one pipeline answered: only examples with a primary row; invalid labels coerced and counted."""
+    """What one pipeline answered: only examples with a primary row; invalid labels coerced and
+    counted; unreadable judge labels apart when the session's rule leaves them out."""
     primary = rows.primary.get(exp_name, {})
     labels: dict[str, tuple[str, str]] = {}
     coerced: set[str] = set()
     no_gold: set[str] = set()
+    unreadable: dict[str, str] = {}
     for uuid in primary:
         example = rows.row(uuid)
         gold = example.gold if example is not None else None
         if gold is None:
             no_gold.add(uuid)
             continue
-        label, was_coerced = coerce_label(example.predictions.get(exp_name))
+        label, was_coerced = rows.scored(exp_name, uuid)
+        if label is None:  # an unreadable judge label, left out
+            unreadable[uuid] = gold
+            continue
         labels[uuid] = (gold, label)
         if was_coerced:
             coerced.add(uuid)
-    return Answers(labels, coerced, no_gold)
+    return Answers(labels, coerced, no_gold, unreadable)
 
 
 # -- comparing --------------------------------------------------------------------------
 
 
 def shared_examples(per_session: Sequence[Answers]) -> tuple[list[str], list[str]]:
-    """(uuids every session answered with the same gold label, uuids all answered with different
-    gold labels), sorted: each session is scored against its own gold, so only those are compared."""
-    both = sorted(set.intersection(*(set(a.labels) for a in per_session)))
+    """(uuids every session answered with the same gold label and a readable label, uuids all
+    answered with different gold labels), sorted: each session is scored against its own gold,
+    so only those are compared."""
     same, differs = [], []
-    for uuid in both:
-        golds = {a.labels[uuid][0] for a in per_session}
-        (same if len(golds) == 1 else differs).append(uuid)
+    for uuid in _same_gold(per_session, differs):
+        if all(uuid in a.labels for a in per_session):
+            same.append(uuid)
     return same, differs
+
+
+def _answered(answered: Answers) -> set[str]:
+    """The examples with a row and a known gold label, whether or not the judge's label could be read."""
+    return set(answered.labels) | set(answered.unreadable)
+
+
+def _same_gold(per_session: Sequence[Answers], differs: list[str] | None = None) -> list[str]:
+    """The uuids every session answered with the same gold label, sorted (the others to `differs`)."""
+    same = []
+    for uuid in sorted(set.intersection(*(_answered(a) for a in per_session))):
+        golds = {a.labels[uuid][0] if uuid in a.labels else a.unreadable[uuid] for a in per_session}
+        (same if len(golds) == 1 else differs if differs is not None else []).append(uuid)
+    return same
+
+
+def unreadable_shared(answers_a: Answers, answers_b: Answers) -> tuple[set[str], set[str]]:
+    """The examples both answered with the same gold label whose judge label could not be read in A, in B."""
+    both = set(_same_gold([answers_a, answers_b]))
+    return both & answers_a.unreadable.keys(), both & answers_b.unreadable.keys()
 
 
 def compare_pipeline(
@@ -381,6 +423,7 @@ def compare_pipeline(
     seed: int = 0,
 ) -> PairedPipeline:
     common, differs = shared_examples([answers_a, answers_b])
+    unreadable_a, unreadable_b = unreadable_shared(answers_a, answers_b)
     gold = [answers_a.labels[u][0] for u in common]
     pred_a = [answers_a.labels[u][1] for u in common]
     pred_b = [answers_b.labels[u][1] for u in common]
@@ -397,10 +440,13 @@ def compare_pipeline(
         a=a,
         b=b,
         n_common=n,
-        n_only_a=len(answers_a.labels.keys() - answers_b.labels.keys()),
-        n_only_b=len(answers_b.labels.keys() - answers_a.labels.keys()),
+        n_only_a=len(_answered(answers_a) - _answered(answers_b)),
+        n_only_b=len(_answered(answers_b) - _answered(answers_a)),
         n_no_gold=len(answers_a.no_gold | answers_b.no_gold),
         n_gold_differs=len(differs),
+        n_unreadable=len(unreadable_a | unreadable_b),
+        n_unreadable_a=len(unreadable_a),
+        n_unreadable_b=len(unreadable_b),
         n_coerced_a=sum(1 for u in common if u in answers_a.coerced),
         n_coerced_b=sum(1 for u in common if u in answers_b.coerced),
         accuracy_a=summary_a["accuracy"],

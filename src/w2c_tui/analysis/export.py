@@ -14,7 +14,9 @@ stale). Rounding: JSON and CSV carry the values unrounded, exactly as `show --js
 Markdown and LaTeX print them with three decimals (Python's `format(x, ".3f")`).
 
 The per-example table: session, uuid, source, gold, and per pipeline its label (as scored:
-an invalid label is `cannot_answer`), whether it is correct, and for kinds with log-prob
+an invalid label is `cannot_answer`; a judge label that could not be read is `unreadable`,
+with no correctness, where the session's `judge_unreadable_as` leaves it out, and
+`cannot_answer` where that says so), whether it is correct, and for kinds with log-prob
 variants (`mcq_logprob`) the primary variant's score of each choice. An example a pipeline
 did not obtain has empty cells for it.
 
@@ -47,13 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from w2c_tui.labels import LABELS
-from w2c_tui.metrics.classification import coerce_label
 from w2c_tui.printable import one_line
 from w2c_tui.report.numbers import decimal
 from w2c_tui.session import kinds
 from w2c_tui.session.models import Interval, Metrics, Rate, as_metrics
 from w2c_tui.session.reader import SessionInfo
-from w2c_tui.session.rows import SessionRows
+from w2c_tui.session.rows import UNREADABLE_MARKER, SessionRows
 from w2c_tui.store.temporary import remove_leftovers, temporary_path
 
 FORMATS = ("md", "csv", "latex", "json")
@@ -389,8 +390,8 @@ def example_records(all_rows: Sequence[SessionRows]) -> list[dict[str, Any]]:
             record: dict[str, Any] = {"session": session, "uuid": example.uuid, "source": source or None, "gold": example.gold}
             for name in names:
                 row = rows.primary.get(name, {}).get(example.uuid)
-                label = coerce_label(kinds.label_of(name, row))[0] if row is not None else None
-                record[f"{name}_label"] = label
+                label = rows.scored(name, example.uuid)[0]
+                record[f"{name}_label"] = UNREADABLE_MARKER if rows.left_out(name, example.uuid) else label
                 record[f"{name}_correct"] = None if label is None or example.gold is None else label == example.gold
                 if _scored(name):
                     scores = _scores(name, row)

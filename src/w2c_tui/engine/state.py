@@ -38,7 +38,7 @@ class PipelineProgress:
     answers: int = 0  # readable chat answers the pipeline got (target and judge alike)
     empty_answers: int = 0  # of those, answers with no text and no tool call (content null)
     cut_answers: int = 0  # of the empty ones, those that stopped at max_tokens (finish_reason length)
-    forced_labels: int = 0  # rows whose judge gave no readable label (llm_judge: forced to cannot_answer), at finalize
+    forced_labels: int = 0  # rows whose judge gave no readable label (llm_judge: left out, or cannot_answer by judge_unreadable_as), at finalize
     confusion: list[list[int]] = field(default_factory=lambda: [[0] * 4 for _ in LABELS])
     _finish_times: deque = field(default_factory=lambda: deque(maxlen=4096), repr=False)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False)

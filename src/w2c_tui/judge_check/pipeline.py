@@ -8,7 +8,8 @@ metrics.json work as for any kind, and `accuracy` there is the judge's accuracy.
 The judge is asked with the llm_judge pipeline's own request (`judge_response`: the same
 prompt, one repair, the same audit events), k times with seeds api_seed + i when k > 1.
 A request whose reply could not be read even after the repair gives no label (None): the
-llm_judge pipeline would fall back to cannot_answer, a judge-check must not score that. An
+llm_judge pipeline leaves it out of its figures (or scores it as cannot_answer under
+judge_unreadable_as = "cannot_answer"); a judge-check never scores it. An
 answer left without a label is asked again when the check is run again (`settled`).
 """
 

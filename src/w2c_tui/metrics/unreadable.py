@@ -17,6 +17,17 @@ UNREADABLE_RULES = (LEFT_OUT, FALLBACK_LABEL)  # FALLBACK_LABEL: the earlier sui
 UNREADABLE_RULE_KEY = "judge_unreadable_as"
 
 
+def rule_of(*said: Any) -> str:
+    """The rule a session's figures were counted by: the first of `said` (its metrics.json's
+    key, then its manifest's setting) that names one, else the default."""
+    return next((rule for rule in said if rule in UNREADABLE_RULES), LEFT_OUT)
+
+
+def scored_as(rule: str | None) -> str | None:
+    """What an unreadable judge label is scored as under `rule`: None when it is left out."""
+    return FALLBACK_LABEL if rule == FALLBACK_LABEL else None
+
+
 def unreadable_text(metrics: dict[str, Any] | None) -> str | None:
     """What became of the labels the judge gave unreadably, with the n the figures are over;
     None when there were none (or the kind has no judge labels)."""

@@ -30,6 +30,7 @@ class PipelineTrace:
     choices: list[dict[str, Any]] = field(default_factory=list)  # a "choices" file (mcq_logprob): per-choice rows
     calls: list[dict[str, Any]] = field(default_factory=list)
     calls_damaged: str | None = None  # the packed trace cannot be read whole: calls may be missing (one line)
+    unreadable_as: str | None = None  # a judge-labelled pipeline's judge_unreadable_as (session/rows.py)
 
 
 @dataclass
@@ -121,7 +122,7 @@ class SessionData:
         example_row = rows.row(uuid)
         pipelines = []
         for exp_name in rows.exp_names:
-            trace = PipelineTrace(exp_name, rows.primary.get(exp_name, {}).get(uuid))
+            trace = PipelineTrace(exp_name, rows.primary.get(exp_name, {}).get(uuid), unreadable_as=rows.unreadable_as.get(exp_name))
             trace.target = self.target_responses(exp_name).get(uuid)
             choices = self.choice_index(exp_name)
             if choices is not None:

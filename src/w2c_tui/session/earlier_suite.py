@@ -92,9 +92,13 @@ def recompute(
 
     Its plan (which examples were selected) is not recorded in a form we read: `planned`
     is every UUID any pipeline of the session has a row for (they all ran on the same
-    examples), so an interrupted pipeline shows how many it lacks.
+    examples), so an interrupted pipeline shows how many it lacks. A judge label that could
+    not be read counts as finalize counts it (metrics/unreadable.py): by the manifest's
+    `judge_unreadable_as`, else left out (that suite's rows, with its fallback cannot_answer, too).
     """
+    from w2c_tui.engine.finalize import judge_labelled, unreadable_label
     from w2c_tui.metrics import compute_metrics, stability_summary
+    from w2c_tui.metrics.unreadable import LEFT_OUT, UNREADABLE_RULE_KEY, rule_of
     from w2c_tui.session.dataset import load_dataset
 
     wanted = set(rows) | set(planned or ())
@@ -108,7 +112,11 @@ def recompute(
         return None
     scored = [e for e in examples if e.uuid in rows]
     predictions = {e.uuid: predicted_label(exp_name, rows[e.uuid]) for e in scored}
-    metrics = compute_metrics(examples, predictions, bootstrap_seed=seed)
+    rule = None  # a kind whose labels no judge gives
+    if judge_labelled(exp_name):
+        rule = rule_of(manifest.setting("pipelines", UNREADABLE_RULE_KEY) if manifest is not None else None)
+    unreadable = {e.uuid for e in scored if unreadable_label(exp_name, rows[e.uuid])}
+    metrics = compute_metrics(examples, predictions, bootstrap_seed=seed, unreadable=unreadable, unreadable_as=rule)
     kind = kind_of(exp_name)
     if kind is not None and kind.variants:
         metrics["variants"] = {
@@ -120,7 +128,8 @@ def recompute(
         }
     if is_sweep(exp_name):
         try:
-            summary = stability_summary([rows[e.uuid] for e in scored])
+            kept = [e for e in scored if rule != LEFT_OUT or e.uuid not in unreadable]  # as finalize's summary
+            summary = stability_summary([rows[e.uuid] for e in kept])
             summary.pop("mode_classification", None)
             metrics.update(summary)
         except (KeyError, TypeError, ValueError):

@@ -33,7 +33,7 @@ class PipelineProgress(Document):
     answers: int = 0
     empty_answers: int = 0
     cut_answers: int = 0  # stopped at max_tokens
-    forced_labels: int = 0  # the judge gave no readable label: counted as cannot_answer
+    forced_labels: int = 0  # the judge gave no readable label: left out, or cannot_answer by judge_unreadable_as
 
 
 class Wait(Document):

@@ -84,7 +84,8 @@ SECTIONS: list[tuple[str, list[tuple[str, str]]]] = [
 NOTES = (
     "[b]Metrics[/b]  accuracy with a bootstrap 95% interval; macro-F1 over the labels present (F1), "
     "over all four (F1₄) and without direct (F1-dir); hallucination rates as in the When2Call paper.\n"
-    "[b]Markers[/b]  judge-retry · judge→can (judge unparsable twice) · lp→string (every log-probability "
+    "[b]Markers[/b]  judge-retry · unreadable (judge unparsable twice: left out; unread→can: scored "
+    "cannot_answer) · lp→string (every log-probability "
     "−inf) · lcp (token boundary split) · missing · coerced · api-fail.\n"
     "[b]Simulated endpoint[/b]  without a provider, launches use a built-in pseudo-model: for trying "
     "the app, never for results."

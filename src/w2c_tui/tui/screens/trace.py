@@ -18,10 +18,12 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Footer, Static
 
 from w2c_tui.labels import LABELS
+from w2c_tui.metrics.unreadable import scored_as
 from w2c_tui.report.numbers import decimal
 from w2c_tui.session.checkpoints import predicted_label
 from w2c_tui.session.kinds import kind_of
 from w2c_tui.session.data import PipelineTrace, SessionData, TraceDetail
+from w2c_tui.session.rows import UNREADABLE_MARKER
 from w2c_tui.session.row_models import (
     AuditEvent,
     CallRecord,
@@ -121,15 +123,30 @@ def judge_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
         steps.append("repair request")
         if row.judge_parse_failed_second:
             steps.append(f"[$error]parse failed again[/] ({escape(str(row.judge_exception_second or '?'))})")
-    if row.judge_fallback_to_cannot_answer:
-        steps.append("[$error]fallback → cannot_answer[/]")
+    shown = shown_label(trace)
+    if not unreadable(trace):
+        steps += [f"parsed by [b]{escape(str(row.judge_parse_path or '?'))}[/b]", verdict(shown, gold)]
+    elif shown is None:  # counted as the session's figures count it (docs/metrics.md §1)
+        steps.append("[$error]unreadable[/]: left out of the figures")
     else:
-        steps.append(f"parsed by [b]{escape(str(row.judge_parse_path or '?'))}[/b]")
-    steps.append(verdict(predicted_label(trace.exp_name, trace.row or {}), gold))
+        steps += ["[$error]unreadable[/], scored as the earlier suite did", verdict(shown, gold)]
     widgets.append(markup("parse path  " + " → ".join(steps)))
     if row.judge_rationale:
         widgets.append(markup(f"[dim]rationale:[/] {escape(clip(str(row.judge_rationale)))}"))
     return widgets
+
+
+def unreadable(trace: PipelineTrace) -> bool:
+    """A judge's row whose label could not be read (the earlier suite's rows too)."""
+    return LlmJudgeRow.of(trace.row or {}).judge_fallback_to_cannot_answer is True
+
+
+def shown_label(trace: PipelineTrace) -> str | None:
+    """The pipeline's label as its figures count it: an unreadable judge label is none (left
+    out) or cannot_answer, by the session's judge_unreadable_as."""
+    if unreadable(trace):
+        return scored_as(trace.unreadable_as)
+    return predicted_label(trace.exp_name, trace.row or {})
 
 
 def mcq_widgets(trace: PipelineTrace, gold: str | None) -> list[Widget]:
@@ -348,8 +365,9 @@ def pipeline_section(trace: PipelineTrace, gold: str | None) -> Collapsible:
         body.append(markup("[dim]no API calls recorded for this example[/]"))
     if trace.calls_damaged:  # "none recorded" would be a wrong answer: the trace is damaged
         body.append(markup(f"[$warning]{escape(trace.calls_damaged)}[/]"))
-    title = f"{name} → {predicted_label(name, trace.row) or 'no prediction'}"
-    correct = predicted_label(name, trace.row) == gold if trace.row and gold else None
+    shown = shown_label(trace)
+    title = f"{name} → {shown or (UNREADABLE_MARKER if unreadable(trace) else 'no prediction')}"
+    correct = shown == gold if trace.row and gold and shown is not None else None
     mark = "" if correct is None else " ✓" if correct else " ✗"
     section = Collapsible(*body, title=title + mark, collapsed=False, classes="pipeline-section")
     if kind and kind.trace_hint:
@@ -508,7 +526,7 @@ class TraceScreen(Screen):
         row = self.data.rows.row(detail.uuid)
         summary = [f"gold [b]{escape(detail.gold or '?')}[/b] ·"]
         for trace in detail.pipelines:
-            said = short_verdict(predicted_label(trace.exp_name, trace.row), detail.gold)
+            said = short_verdict(shown_label(trace) if trace.row else None, detail.gold)
             summary.append(f"{escape(short_exp(trace.exp_name))} {said}")
         if row is not None and row.markers:
             summary.append(f"[$warning]{escape(' '.join(row.markers))}[/]")

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import Checkbox, Input, Label, Select
 
 from w2c_tui.labels import LABELS
-from w2c_tui.session.rows import ExampleRow, SessionRows
+from w2c_tui.session.rows import UNREADABLE_MARKER, UNREADABLE_SCORED_MARKER, ExampleRow, SessionRows
 from w2c_tui.tui.formatting import label, short_exp, short_uuid
 from w2c_tui.tui.messages import OpenTrace
 from w2c_tui.tui.text_entry import TextInput
@@ -26,14 +26,15 @@ from w2c_tui.tui.widgets.row_list import Cell, Column, RowList
 ANY = "__any__"
 MISSING = "__missing__"
 # Markers of a label we made, not the model (docs/tui-guide.md): shown first, never cut.
-MADE_LABEL_MARKERS = ("judge→can", "lp→string", "coerced", "missing", "api-fail")
+MADE_LABEL_MARKERS = (UNREADABLE_MARKER, UNREADABLE_SCORED_MARKER, "lp→string", "coerced", "missing", "api-fail")
 FALLBACK_WIDTH = (8, 21)  # the fallback column's width: at least its title, at most two markers
 
 
 def marker_text(markers: Sequence[str]) -> str:
-    """The markers of a row, those that made its label first. `judge→can` (unparsable twice)
-    says the repair request was made: `judge-retry` beside it is left out."""
-    shown = [m for m in markers if not (m == "judge-retry" and "judge→can" in markers)]
+    """The markers of a row, those that made its label first. An unreadable judge label (unparsable
+    twice) says the repair request was made: `judge-retry` beside it is left out."""
+    unreadable = UNREADABLE_MARKER in markers or UNREADABLE_SCORED_MARKER in markers
+    shown = [m for m in markers if not (m == "judge-retry" and unreadable)]
     return " ".join(sorted(shown, key=lambda m: m not in MADE_LABEL_MARKERS))
 
 

@@ -127,7 +127,11 @@ def test_every_pipeline_obtains_every_row(finished):
         summary = json.loads((session / "artifacts_local" / exp / "audit_summary.json").read_text())
         assert isinstance(summary.get("total_events", 0), int)
     judged = list(iter_rows(session / "checkpoints" / "llm_judge" / "judge_decisions.jsonl"))
-    assert all(row["predicted_label"] in LABELS for row in judged)
+    # a label, or the judge's reply could not be read (a 135M judge often writes prose): never a guess
+    assert all(
+        row["predicted_label"] in LABELS or (row["predicted_label"] is None and row["judge_parse_path"] == "unreadable")
+        for row in judged
+    )
 
 
 def audit_counts(session: Path, exp: str) -> dict:

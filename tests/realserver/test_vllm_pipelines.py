@@ -97,7 +97,11 @@ def test_llm_judge_and_mcq_obtain_every_row(chat_session):
         assert (session / "checkpoints" / exp / "_DONE.json").is_file(), exp
         assert {row["uuid"] for row in iter_rows(session / "checkpoints" / exp / name)} == uuids, exp
     judged = list(iter_rows(session / "checkpoints" / "llm_judge" / JUDGE_DECISIONS))
-    assert all(row["predicted_label"] in LABELS for row in judged)
+    # a label, or the judge's reply could not be read (a 135M judge often writes prose): never a guess
+    assert all(
+        row["predicted_label"] in LABELS or (row["predicted_label"] is None and row["judge_parse_path"] == "unreadable")
+        for row in judged
+    )
     manifest = json.loads((session / "manifest.json").read_text())
     assert manifest["server_version"]["answer"]["version"] == "0.32.0"
 

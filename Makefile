@@ -39,7 +39,7 @@ endif
 LLAMA_WHEELS ?= $(HOME)/.cache/w2c-tui/llama-wheels/$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 TEST_GGUF := .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf
 
-$(LLAMA_WHEELS)/.built:
+$(LLAMA_WHEELS)/.built: | $(BIN)/python
 	@echo "building llama-cpp-python $(LLAMA_VERSION) for tests/realserver into $(LLAMA_WHEELS) (once: a few minutes)"
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/python -m pip wheel --quiet --no-cache-dir --no-deps \
 	  --wheel-dir $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'

@@ -17,7 +17,8 @@ from w2c_tui.cli.show_text import metric_detail_lines
 from w2c_tui.config import load_config
 from w2c_tui.config.fingerprint import fingerprint_payload
 from w2c_tui.data import load_examples
-from w2c_tui.engine.finalize import metrics_for, metrics_stale, unreadable_label
+from w2c_tui.engine.finalize import metrics_for, metrics_stale
+from w2c_tui.session.unreadable import unreadable_label
 from w2c_tui.engine.launch import Launch
 from w2c_tui.metrics import compute_metrics, stability_row
 from w2c_tui.pipelines.llm_judge import LlmJudgePipeline

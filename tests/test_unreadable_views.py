@@ -112,7 +112,7 @@ def test_compare_pairs_only_labels_readable_on_both_sides_and_says_how_many_drop
     assert (paired.n_unreadable, paired.n_unreadable_a, paired.n_unreadable_b) == (4, 3, 2)
     assert paired.n_common == 24 - 4 and (paired.n_only_a, paired.n_only_b) == (0, 0)
     assert (paired.n_coerced_a, paired.n_coerced_b) == (0, 0)  # an unreadable label is no invalid one
-    assert "4 whose judge label could not be read (3 in A, 2 in B" in paired.warning
+    assert "4 unreadable judge label(s) (3 in A, 2 in B" in paired.warning
     assert paired.to_json()["n_unreadable"] == 4
     assert not {d.uuid for d in paired.disagreements} & {*chosen_a, *chosen_b}
 

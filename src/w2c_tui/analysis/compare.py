@@ -189,11 +189,11 @@ class PairedPipeline:
             )
         if self.n_unreadable:
             parts.append(
-                f"{self.n_unreadable} whose judge label could not be read ({self.n_unreadable_a} in {self.a.name}, "
-                f"{self.n_unreadable_b} in {self.b.name}; left out, as their figures leave them out)"
+                f"{self.n_unreadable} unreadable judge label(s) ({self.n_unreadable_a} in {self.a.name}, "
+                f"{self.n_unreadable_b} in {self.b.name}, out of their figures too)"
             )
         same = " with the same gold label" if self.n_gold_differs else ""
-        readable = " with a readable label in both" if self.n_unreadable else ""
+        readable = ", readable in both" if self.n_unreadable else ""
         return "; ".join(parts) + f" — dropped; compared on the {self.n_common} answered in both{same}{readable}"
 
     def to_json(self) -> dict[str, Any]:

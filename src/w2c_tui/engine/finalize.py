@@ -13,8 +13,8 @@ from w2c_tui.metrics.compute import INVALID_LABEL
 from w2c_tui.metrics.unreadable import LEFT_OUT, UNREADABLE_RULE_KEY
 from w2c_tui.metrics.official import official_figures
 from w2c_tui.prompts.official import official_family
-from w2c_tui.pipelines.judging import label_unreadable
-from w2c_tui.session.kinds import LLM_JUDGE, MCQ_LOGPROB, is_sweep, kind_of, method_of
+from w2c_tui.session.kinds import MCQ_LOGPROB, kind_of
+from w2c_tui.session.unreadable import judge_labelled, label_unreadable, unreadable_label
 from w2c_tui.store.audit import AuditLog, read_events, summarize
 from w2c_tui.session.models import Metrics
 from w2c_tui.store.jsonl import read_keyed, write_json_atomic
@@ -197,24 +197,6 @@ def metrics_stale(
         if isinstance(stored.get("n_obtained"), int) and isinstance(left_out, int):
             stored = {**stored, "n_obtained": stored["n_obtained"] - left_out}
     return disagreement(stored, [label_of(row) for row in rows.values()], check_labels=check_labels) is not None
-
-
-def judge_labelled(exp_name: str) -> bool:
-    """Whether a judge gives this pipeline's labels: llm_judge and its stability sweeps (whose
-    metrics.json then says which rule counted the unreadable ones). judge_check has its own
-    figures (metrics/judge_check.py), which leave an unlabelled answer out too."""
-    return method_of(exp_name) == LLM_JUDGE.name
-
-
-def unreadable_label(exp_name: str, row: dict[str, Any]) -> bool:
-    """Whether the judge's label of this primary row could not be read (after the repair): an
-    llm_judge row so marked, or a sweep row one of whose runs is."""
-    if not judge_labelled(exp_name):
-        return False
-    if is_sweep(exp_name):
-        runs = row.get("n_unreadable_runs")
-        return isinstance(runs, int) and runs > 0
-    return label_unreadable(row)
 
 
 # What a judge gave when it gave nothing usable, per kind; the figures leave it out (llm_judge:

@@ -15,13 +15,6 @@ from w2c_tui.prompts.system import build_target_messages, openai_tools
 UNREADABLE_PATH = "unreadable"
 
 
-def label_unreadable(decision: dict[str, Any]) -> bool:
-    """Whether a judge decision (a judge_decisions row) has no readable label: neither the
-    judge's reply nor its repair could be read. Rows of the earlier suite say so by the same
-    field (their predicted_label holds the cannot_answer they fell back to)."""
-    return decision.get("judge_fallback_to_cannot_answer") is True
-
-
 async def generate_target(ctx: PipelineContext, example: Example, *, temperature: float, seed: int) -> dict[str, Any]:
     """The target model's free-form answer as a target_responses row."""
     pipes = ctx.settings.pipelines

@@ -7,7 +7,8 @@ from typing import Any
 from w2c_tui.data import Example
 from w2c_tui.pipelines.base import Pipeline
 from w2c_tui.pipelines.context import PipelineContext
-from w2c_tui.pipelines.judging import generate_target, judge_response, label_unreadable
+from w2c_tui.pipelines.judging import generate_target, judge_response
+from w2c_tui.session.unreadable import label_unreadable
 from w2c_tui.prompts.judge import build_judge_messages
 from w2c_tui.prompts.system import build_target_messages
 from w2c_tui.session import kinds

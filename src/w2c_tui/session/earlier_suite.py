@@ -21,6 +21,7 @@ from w2c_tui.session.kinds import is_sweep, kind_of
 from w2c_tui.session.models import ComparedMetric, Manifest
 from w2c_tui.store.jsonl import read_json
 from w2c_tui.store.layout import METRICS_FILE, SessionPaths
+from w2c_tui.session.unreadable import judge_labelled, unreadable_label
 
 ORIGIN_OURS = "w2c-tui"
 ORIGIN_EARLIER = "earlier-suite"
@@ -96,7 +97,6 @@ def recompute(
     not be read counts as finalize counts it (metrics/unreadable.py): by the manifest's
     `judge_unreadable_as`, else left out (that suite's rows, with its fallback cannot_answer, too).
     """
-    from w2c_tui.engine.finalize import judge_labelled, unreadable_label
     from w2c_tui.metrics import compute_metrics, stability_summary
     from w2c_tui.metrics.unreadable import LEFT_OUT, UNREADABLE_RULE_KEY, rule_of
     from w2c_tui.session.dataset import load_dataset

@@ -18,6 +18,7 @@ from w2c_tui.store.audit import read_events, resolved_events, summarize
 from w2c_tui.session.reader import SessionInfo, read_session
 from w2c_tui.session.checkpoints import primary_file
 from w2c_tui.store.jsonl import read_keyed
+from w2c_tui.session.unreadable import judge_labelled, unreadable_label
 
 # A judge label that could not be read, even after the repair request: left out of the figures
 # (`judge_unreadable_as = "left_out"`) or scored as cannot_answer (docs/metrics.md §1).
@@ -48,7 +49,6 @@ def unreadable_rule(info: SessionInfo, exp_name: str) -> str | None:
     """The rule the pipeline's unreadable judge labels were counted by: its metrics.json's (or
     the recomputed metrics'), else the manifest's setting, else the default; None for a kind
     whose labels no judge gives."""
-    from w2c_tui.engine.finalize import judge_labelled
     from w2c_tui.metrics.unreadable import UNREADABLE_RULE_KEY, rule_of
 
     if not judge_labelled(exp_name):
@@ -154,7 +154,6 @@ def load_session_rows(root: Path | SessionInfo) -> SessionRows:
             path = primary_file(info.paths.root, exp_name)
             primary[exp_name] = _readable(lambda: read_keyed(path) if path else {}, {})
 
-    from w2c_tui.engine.finalize import unreadable_label
     from w2c_tui.metrics.unreadable import scored_as
 
     rules = {name: rule for name in exp_names if (rule := unreadable_rule(info, name)) is not None}

@@ -96,6 +96,8 @@ def test_wilson_interval_matches_textbook_values():
     one_in_17 = wilson_interval(1, 17)
     assert (one_in_17["low"], one_in_17["high"]) == pytest.approx((0.01047, 0.26979), abs=1e-4)
     assert wilson_interval(5, 0) is None
+    # the bounds at 0/n and n/n are exact, not a rounding residue of the formula
+    assert wilson_interval(0, 6)["low"] == 0.0 and wilson_interval(6, 6)["high"] == 1.0
 
 
 @pytest.fixture(scope="module")

@@ -96,4 +96,7 @@ def wilson_interval(numerator: int, denominator: int, z: float = Z95) -> dict[st
     scale = 1 + z * z / denominator
     centre = (p + z * z / (2 * denominator)) / scale
     half = z * math.sqrt(p * (1 - p) / denominator + z * z / (4 * denominator * denominator)) / scale
-    return {"low": max(0.0, centre - half), "high": min(1.0, centre + half), "method": "wilson"}
+    # 0/n and n/n: the bound is exactly 0 (or 1); the formula leaves a rounding residue (2.8e-17).
+    low = 0.0 if numerator == 0 else max(0.0, centre - half)
+    high = 1.0 if numerator == denominator else min(1.0, centre + half)
+    return {"low": low, "high": high, "method": "wilson"}

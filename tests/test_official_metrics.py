@@ -16,7 +16,8 @@ from w2c_tui.data.when2call import load_examples, parse_example
 from w2c_tui.engine.finalize import metrics_for, unusable_labels
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.classification import macro_f1
-from w2c_tui.metrics.official import argmax, official_figures, wilson_interval
+from w2c_tui.metrics.intervals import wilson_interval
+from w2c_tui.metrics.official import argmax, official_figures
 from w2c_tui.prompts.official import official_family
 from w2c_tui.scoring.loglik import choice_scores
 from w2c_tui.session.documents import check_metrics

@@ -1,4 +1,5 @@
-"""Seeded percentile-bootstrap 95 % intervals for accuracy and macro-F1.
+"""Seeded percentile-bootstrap 95 % intervals for accuracy and macro-F1, and Wilson's score
+interval for a rate whose denominator is small.
 
 All resamples are drawn at once and scored from per-resample confusion counts, so the
 full MCQ set (3,652 examples) with 1,000 resamples takes a few tens of milliseconds.
@@ -6,6 +7,7 @@ full MCQ set (3,652 examples) with 1,000 resamples takes a few tens of milliseco
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Sequence
 
 from w2c_tui.metrics.classification import LABEL_INDEX
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
 
 N_LABELS = len(LABEL_INDEX)
 PERCENTILES = (2.5, 97.5)
+Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
 
 
 def bootstrap_intervals(
@@ -68,3 +71,17 @@ def _interval(values: np.ndarray, n_boot: int, seed: int) -> dict[str, Any]:
 
     low, high = np.percentile(values, PERCENTILES)
     return {"low": float(low), "high": float(high), "n_boot": int(n_boot), "seed": int(seed)}
+
+
+def wilson_interval(numerator: int, denominator: int, z: float = Z95) -> dict[str, Any] | None:
+    """Wilson's score interval of numerator/denominator (95 % by default); None when nothing is eligible."""
+    if denominator <= 0:
+        return None
+    p = numerator / denominator
+    scale = 1 + z * z / denominator
+    centre = (p + z * z / (2 * denominator)) / scale
+    half = z * math.sqrt(p * (1 - p) / denominator + z * z / (4 * denominator * denominator)) / scale
+    # 0/n and n/n: the bound is exactly 0 (or 1); the formula leaves a rounding residue (2.8e-17).
+    low = 0.0 if numerator == 0 else max(0.0, centre - half)
+    high = 1.0 if numerator == denominator else min(1.0, centre + half)
+    return {"low": low, "high": high, "method": "wilson"}

@@ -26,10 +26,7 @@ from w2c_tui.data.when2call import Example
 from w2c_tui.labels import LABELS
 from w2c_tui.metrics.classification import classification_summary
 from w2c_tui.metrics.hallucination import tool_hallucination
-from w2c_tui.metrics.intervals import bootstrap_intervals
-
-Z95 = 1.959963984540054  # the standard normal's 97.5th percentile
-
+from w2c_tui.metrics.intervals import bootstrap_intervals, wilson_interval
 
 def official_figures(
     examples: Sequence[Example], rows: Mapping[str, dict[str, Any]], *, seed: int, n_boot: int = 1000
@@ -86,17 +83,3 @@ def argmax(scores: Any) -> int | None:
             return None
     best = max(range(len(values)), key=lambda i: (values[i], -i))
     return best if math.isfinite(values[best]) else None
-
-
-def wilson_interval(numerator: int, denominator: int, z: float = Z95) -> dict[str, Any] | None:
-    """Wilson's score interval of numerator/denominator (95 % by default); None when nothing is eligible."""
-    if denominator <= 0:
-        return None
-    p = numerator / denominator
-    scale = 1 + z * z / denominator
-    centre = (p + z * z / (2 * denominator)) / scale
-    half = z * math.sqrt(p * (1 - p) / denominator + z * z / (4 * denominator * denominator)) / scale
-    # 0/n and n/n: the bound is exactly 0 (or 1); the formula leaves a rounding residue (2.8e-17).
-    low = 0.0 if numerator == 0 else max(0.0, centre - half)
-    high = 1.0 if numerator == denominator else min(1.0, centre + half)
-    return {"low": low, "high": high, "method": "wilson"}

@@ -57,17 +57,19 @@ def unreadable_reason(path: str | Path) -> str | None:
     return None
 
 
-def open_regular(path: str | Path, *, follow_links: bool = True) -> BinaryIO:
-    """`path` opened for reading in binary; FileNotFoundError when absent, NotRegularFile when
-    what it names (through links, unless `follow_links` is False) is not a regular file.
+def open_regular(path: str | Path, *, follow_links: bool = True, update: bool = False) -> BinaryIO:
+    """`path` opened for reading in binary (with `update`, for reading and writing, created when
+    absent); FileNotFoundError when absent, NotRegularFile when what it names (through links,
+    unless `follow_links` is False) is not a regular file.
 
     Opened with O_NONBLOCK, so a FIFO cannot hold the open, then checked with fstat on the
     descriptor itself (on a regular file O_NONBLOCK changes nothing)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    access = os.O_RDWR | os.O_CREAT if update else os.O_RDONLY
+    flags = access | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_links:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags, 0o666)
     except OSError:
         if not follow_links and os.path.islink(path):
             raise NotRegularFile(path, "is a symbolic link, not a regular file") from None
@@ -76,7 +78,7 @@ def open_regular(path: str | Path, *, follow_links: bool = True) -> BinaryIO:
         reason = _kind_reason(os.fstat(fd).st_mode)
         if reason is not None:
             raise NotRegularFile(path, reason)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "r+b" if update else "rb")
     except BaseException:
         os.close(fd)
         raise

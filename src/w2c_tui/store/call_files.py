@@ -29,7 +29,6 @@ import contextlib
 import hashlib
 import os
 import re
-import stat
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -467,7 +466,7 @@ class TracePacker:
             source.unlink(missing_ok=True)  # no call: no `.zst` (an empty one reads as a damaged trace)
             return
         self._refuse_corrupted()
-        with _open_for_append(self.packed) as out:
+        with open_regular(self.packed, update=True) as out:  # frames written into a FIFO would block, and be lost
             _lock(out)  # one writer, whatever process packs this trace
             if os.fstat(out.fileno()).st_size != self._whole or not source.is_file():
                 # Someone else packed meanwhile (or left a torn tail): learn what the file holds now.
@@ -532,16 +531,6 @@ class TracePacker:
                 flush()
         if gathered:
             flush()
-
-
-def _open_for_append(path: Path) -> BinaryIO:
-    """The `.zst` opened for reading and writing (created if absent); NotRegularFile when it is
-    not a regular file (frames written into a FIFO would block, and be lost)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o666)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise NotRegularFile(path, "is not a regular file: nothing is packed into it")
-    return os.fdopen(fd, "r+b")
 
 
 def _lock(fh: BinaryIO) -> None:

@@ -236,6 +236,12 @@ def test_show_and_compare_take_a_fingerprint_or_a_run_key(sim, tmp_path, capsys)
     assert main(["--config", config, "show", a.name]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert f"fingerprint {a.name} is in 2 run keys" in line and str(twin) in line
+    # A run key as it was typed at launch, not its folder's name: the launch's sanitising finds it.
+    odd = tmp_path / "workdir" / "runs" / "my run_1" / "sessions" / b.name
+    odd.parent.mkdir(parents=True)
+    shutil.copytree(b, odd)
+    assert main(["--config", config, "show", "my run:1"]) == 0
+    assert capsys.readouterr().out.startswith(f"session {b.name}")
 
 
 def test_sessions_paths_prints_one_folder_a_line(sim, tmp_path, capsys):

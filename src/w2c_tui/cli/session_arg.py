@@ -24,7 +24,8 @@ def session_folder(args: argparse.Namespace, text: str) -> Path:
     except Exception:  # noqa: BLE001 - no usable config: the folder's own error message follows
         return path
     by_fingerprint = sorted(p for p in runs.glob(f"*/sessions/{_literal(text)}") if p.is_dir())
-    in_run_key = sorted(p for p in (runs / text / "sessions").glob("*") if p.is_dir()) if (runs / text).is_dir() else []
+    run_dir = _run_folder(runs, text)
+    in_run_key = sorted(p for p in (run_dir / "sessions").glob("*") if p.is_dir()) if run_dir is not None else []
     if by_fingerprint and not in_run_key:
         found, what = by_fingerprint, f"fingerprint {text} is in {len(by_fingerprint)} run keys"
     elif in_run_key and not by_fingerprint:
@@ -39,6 +40,17 @@ def session_folder(args: argparse.Namespace, text: str) -> Path:
     listed = ", ".join(str(p) for p in found[:SHOWN_CANDIDATES])
     more = f" and {len(found) - SHOWN_CANDIDATES} more" if len(found) > SHOWN_CANDIDATES else ""
     raise CliError(f"{what} ({listed}{more}): name one of these folders")
+
+
+def _run_folder(runs: Path, key: str) -> Path | None:
+    """The folder of run key `key` as a launch names it (store/layout.py's sanitising), if it exists."""
+    from w2c_tui.store.layout import RunKeyError, sanitize_run_key
+
+    try:
+        folder = runs / sanitize_run_key(key)
+    except RunKeyError:
+        return None
+    return folder if folder.is_dir() else None
 
 
 def _literal(text: str) -> str:
